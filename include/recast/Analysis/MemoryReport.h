@@ -1,0 +1,90 @@
+//===- MemoryReport.h - Peak live tensor bytes of a function ----*- C++ -*-===//
+//
+// The exact peak of live tensor bytes over a function's current op order.
+//
+// Memory model (docs/MemoryReport.md):
+//  * Steps are the ops of the function body in order (the terminator is the
+//    last step). An op with regions is one step; values inside its regions are
+//    not counted (they bufferize into the op's own buffers).
+//  * Function arguments are live at every step: the caller owns them for the
+//    whole call.
+//  * A value defined at step d is live from d to the step of its last use (a
+//    use inside a nested region counts at the step of its top-level op). A
+//    value with no use is live at step d only: the output being produced
+//    counts. Returned values are used by the terminator, so they stay live to
+//    the end.
+//  * A tensor's bytes are its element count times ceil(bitwidth / 8) (index:
+//    8 bytes); non-tensor values and `tensor.empty` results (no contents yet)
+//    take no bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_ANALYSIS_MEMORYREPORT_H
+#define RECAST_ANALYSIS_MEMORYREPORT_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::recast {
+
+/// The bytes one value of `type` occupies, or std::nullopt for a tensor
+/// whose shape is not static. Non-tensor types take 0 bytes.
+std::optional<int64_t> getTensorBytes(Type type);
+
+class MemoryReport {
+public:
+  enum class ValueKind { Param, Input, Activation };
+
+  struct ValueInfo {
+    Value value;
+    ValueKind kind;
+    int64_t bytes;
+    /// Step of definition (-1 for arguments) and of the last use.
+    int64_t defStep;
+    int64_t lastUseStep;
+  };
+
+  /// Analyzes `func`. On unsupported input (several blocks, dynamic shapes)
+  /// it emits an error at the offending op or value and `failed()` is true.
+  explicit MemoryReport(FunctionOpInterface func);
+
+  bool failed() const { return hasFailed; }
+  FunctionOpInterface getFunction() const { return func; }
+
+  int64_t getPeakBytes() const { return peakBytes; }
+  /// The first step at which the peak is reached.
+  int64_t getPeakStep() const { return peakStep; }
+  Operation *getStepOp(int64_t step) const { return steps[step]; }
+  int64_t getNumSteps() const { return steps.size(); }
+  /// Live bytes at each step.
+  ArrayRef<int64_t> getLiveBytesPerStep() const { return liveBytes; }
+  ArrayRef<ValueInfo> getValues() const { return values; }
+  /// The values live at the peak step, largest first.
+  SmallVector<const ValueInfo *> getLiveAtPeak() const;
+
+  /// Total bytes of each kind, over all values (not only those at the peak).
+  int64_t getTotalBytes(ValueKind kind) const;
+  /// Bytes of each kind live at the peak.
+  int64_t getPeakBytes(ValueKind kind) const;
+
+  /// Writes the report object of this function (schema in
+  /// docs/MemoryReport.md).
+  void writeJSON(llvm::json::OStream &json) const;
+
+  static StringRef getKindName(ValueKind kind);
+
+private:
+  FunctionOpInterface func;
+  bool hasFailed = false;
+  SmallVector<Operation *> steps;
+  SmallVector<ValueInfo> values;
+  SmallVector<int64_t> liveBytes;
+  int64_t peakBytes = 0;
+  int64_t peakStep = 0;
+};
+
+} // namespace mlir::recast
+
+#endif // RECAST_ANALYSIS_MEMORYREPORT_H

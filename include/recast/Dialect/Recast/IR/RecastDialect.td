@@ -1,0 +1,61 @@
+//===- RecastDialect.td - recast dialect definition --------*- tablegen -*-===//
+//
+// The recast dialect holds only what upstream MLIR lacks for training-graph
+// rewriting: automatic differentiation, checkpoint regions, precision and
+// rematerialization overrides, and the argument attributes of the training-step
+// calling convention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_DIALECT_RECAST_IR_RECASTDIALECT_TD
+#define RECAST_DIALECT_RECAST_IR_RECASTDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Recast_Dialect : Dialect {
+  let name = "recast";
+  let cppNamespace = "::mlir::recast";
+  let summary = "Training-graph rewriting: autodiff, mixed precision, remat";
+  let description = [{
+    The `recast` dialect carries the few constructs that upstream dialects do
+    not express. Training steps themselves are written in upstream dialects
+    (func, linalg, tensor, arith, math, scf); recast ops are lowered back to
+    upstream ops by recast's own passes.
+
+    Discardable attributes understood by recast:
+
+    * `recast.param` (unit, on a function argument): the argument is a
+      trainable parameter. It stays FP32 under mixed precision and counts as a
+      parameter in memory reports.
+    * `recast.state` (unit, on a function argument): optimizer or loss-scale
+      state carried from one step to the next.
+    * `recast.init` (string, on a function argument): how `recast-run`
+      initializes the argument: `zeros`, `ones`, `fill:<v>`, `uniform:<a>`,
+      `fan_in`, `onehot`, `index:<N>`.
+    * `recast.remat` (string, on an op): `save` or `recompute`.
+    * `recast.precision` (string, on an op or function): `f32`, `bf16`,
+      `f16`, `f8E4M3FN` or `f8E5M2`.
+
+    Training-step calling convention: the function returns the loss (a
+    rank-0 `f32` tensor) first, then one value per `recast.param` or
+    `recast.state` argument, in argument order; every other argument is
+    batch data.
+  }];
+  let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    // Names of the discardable attributes above, so that passes and tools
+    // never spell them twice.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "recast.param";
+    static constexpr ::llvm::StringLiteral kStateAttrName = "recast.state";
+    static constexpr ::llvm::StringLiteral kInitAttrName = "recast.init";
+    static constexpr ::llvm::StringLiteral kRematAttrName = "recast.remat";
+    static constexpr ::llvm::StringLiteral kPrecisionAttrName =
+        "recast.precision";
+  }];
+}
+
+class Recast_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Recast_Dialect, mnemonic, traits>;
+
+#endif // RECAST_DIALECT_RECAST_IR_RECASTDIALECT_TD

@@ -1,0 +1,24 @@
+//===- Passes.h - recast passes ---------------------------------*- C++ -*-===//
+
+#ifndef RECAST_TRANSFORMS_PASSES_H
+#define RECAST_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::recast {
+
+#define GEN_PASS_DECL
+#include "recast/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "recast/Transforms/Passes.h.inc"
+
+} // namespace mlir::recast
+
+#endif // RECAST_TRANSFORMS_PASSES_H

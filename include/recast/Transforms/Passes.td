@@ -1,0 +1,131 @@
+//===- Passes.td - recast passes ---------------------------*- tablegen -*-===//
+
+#ifndef RECAST_TRANSFORMS_PASSES_TD
+#define RECAST_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Analyses and reports
+//===----------------------------------------------------------------------===//
+
+def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
+  let summary = "Report the exact peak of live tensor bytes of each function";
+  let description = [{
+    For every function with a body, computes the peak of live tensor bytes
+    over the function's current op order and writes a JSON report. The IR is
+    not changed.
+
+    Memory model: steps are the ops of the body in order; arguments are live
+    throughout (the caller owns them); a value is live from its defining op
+    to its last use (uses in nested regions count at their top-level op); a
+    value with no use is live at its defining step; returned values stay live
+    to the end. Bytes are element count times ceil(bitwidth / 8); a
+    `tensor.empty` holds no data and counts 0 bytes (the op that fills it
+    owns the buffer).
+
+    Report (one object per function, in a top-level `functions` array):
+    `function`, `peak_bytes`, `peak_step`, `peak_op`, `peak_loc`,
+    `num_steps`, `totals` and `at_peak` (each with `param_bytes`,
+    `input_bytes`, `activation_bytes`), and `live_at_peak` (each value with
+    `value`, `kind`, `bytes`, `type`, `op`, `def_step`, `last_use_step`).
+
+    Example:
+
+    ```mlir
+    func.func @f(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>)
+        -> tensor<4x4xf32> {
+      %0 = tensor.empty() : tensor<4x4xf32>            // step 0: 64+64
+      %1 = linalg.add ins(%w, %x : ...) outs(%0 : ...) // step 1: 64*3
+      return %1 : tensor<4x4xf32>                      // step 2: 64*3
+    }
+    ```
+
+    gives `peak_bytes = 192`, first reached at step 1.
+
+    Functions with dynamic shapes or several blocks get an error naming the
+    value or function.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"\"-\"",
+           "Where to write the JSON report: a file path, or - for stdout">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering helpers
+//===----------------------------------------------------------------------===//
+
+def RecastDecomposeAggregatesPass
+    : Pass<"recast-decompose-aggregates", "func::FuncOp"> {
+  let summary = "Decompose aggregate linalg ops (softmax) into linalg.generic";
+  let description = [{
+    Rewrites every op implementing `linalg::AggregatedOpInterface`
+    (`linalg.softmax` among them) into the sequence of simpler linalg ops it
+    stands for, so that bufferization and loop lowering can handle it. The
+    CPU pipeline runs it first.
+
+    Before:
+
+    ```mlir
+    %1 = linalg.softmax dimension(1) ins(%x : tensor<2x8xf32>)
+                                     outs(%0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+    ```
+
+    After: a max reduction, `exp(x - max)`, a sum reduction and a division,
+    each a `linalg.generic` (or `linalg.fill`).
+  }];
+  let dependentDialects = [
+    "linalg::LinalgDialect", "arith::ArithDialect", "math::MathDialect",
+    "tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numDecomposed", "num-decomposed", "Aggregate ops decomposed">,
+  ];
+}
+
+def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Upstream's ownership-based buffer deallocation places the `memref.dealloc`
+    of a straight-line buffer at the end of its block, so every buffer of a
+    training step stays allocated until the step returns and the footprint is
+    the sum of all buffers instead of the live set. This pass moves each
+    `memref.dealloc` of a `memref.alloc` in the same block to just after the
+    last op in that block that uses the buffer or any view of it
+    (`ViewLikeOpInterface` results, transitively).
+
+    Before:
+
+    ```mlir
+    %a = memref.alloc() : memref<64xf32>
+    linalg.exp ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
+    linalg.exp ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+    ... many ops that do not touch %a ...
+    memref.dealloc %a : memref<64xf32>
+    ```
+
+    After: the `memref.dealloc` directly follows the second `linalg.exp`.
+
+    A buffer that may alias something the pass cannot see (it is passed to a
+    call, stored, or captured by an op that is not view-like and returns a
+    memref) keeps its dealloc where it is.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numMoved", "num-moved", "Deallocations moved earlier">,
+  ];
+}
+
+def RecastStripAnnotationsPass : Pass<"recast-strip-annotations", "ModuleOp"> {
+  let summary = "Remove recast's discardable attributes once they are consumed";
+  let description = [{
+    Removes every `recast.*` attribute from ops, function arguments and
+    function results. Lowering pipelines run it before conversion to the LLVM
+    dialect: the annotations (`recast.param`, `recast.init`, `recast.remat`,
+    ...) describe tensors and training-step roles, which mean nothing on
+    LLVM functions.
+  }];
+}
+
+#endif // RECAST_TRANSFORMS_PASSES_TD

@@ -1,0 +1,218 @@
+//===- MemoryReport.cpp - Peak live tensor bytes of a function ------------===//
+
+#include "recast/Analysis/MemoryReport.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::recast;
+
+std::optional<int64_t> mlir::recast::getTensorBytes(Type type) {
+  auto tensor = dyn_cast<TensorType>(type);
+  if (!tensor)
+    return 0;
+  if (!tensor.hasStaticShape())
+    return std::nullopt;
+  Type element = tensor.getElementType();
+  int64_t elementBytes;
+  if (element.isIndex())
+    elementBytes = 8;
+  else if (auto complex = dyn_cast<ComplexType>(element))
+    elementBytes =
+        2 * ((complex.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  else if (element.isIntOrFloat())
+    elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  else
+    return std::nullopt;
+  return tensor.getNumElements() * elementBytes;
+}
+
+MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
+  Region &body = func.getFunctionBody();
+  if (body.empty())
+    return;
+  if (!body.hasOneBlock()) {
+    func.emitError() << "memory report needs a single-block function body";
+    hasFailed = true;
+    return;
+  }
+  Block &block = body.front();
+  DenseMap<Operation *, int64_t> stepOf;
+  for (Operation &op : block) {
+    stepOf[&op] = steps.size();
+    steps.push_back(&op);
+  }
+  int64_t lastStep = int64_t(steps.size()) - 1;
+
+  auto lastUse = [&](Value value, int64_t defStep) {
+    int64_t last = defStep;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (user)
+        last = std::max(last, stepOf.lookup(user));
+    }
+    return last;
+  };
+  auto addValue = [&](Value value, ValueKind kind, int64_t defStep,
+                      Operation *where) -> bool {
+    std::optional<int64_t> bytes = getTensorBytes(value.getType());
+    if (!bytes) {
+      InFlightDiagnostic diag = where ? where->emitError() : func.emitError();
+      diag << "memory report needs static shapes, got " << value.getType();
+      hasFailed = true;
+      return false;
+    }
+    if (!isa<TensorType>(value.getType()))
+      return true;
+    // An empty tensor has no contents to hold: the op that writes into it
+    // owns the buffer.
+    if (value.getDefiningOp<tensor::EmptyOp>())
+      bytes = 0;
+    int64_t last =
+        kind == ValueKind::Activation ? lastUse(value, defStep) : lastStep;
+    values.push_back({value, kind, *bytes, defStep, last});
+    return true;
+  };
+
+  for (BlockArgument arg : block.getArguments()) {
+    bool isParam = func.getArgAttr(arg.getArgNumber(),
+                                   RecastDialect::kParamAttrName) != nullptr;
+    if (!addValue(arg, isParam ? ValueKind::Param : ValueKind::Input, -1,
+                  nullptr))
+      return;
+  }
+  for (auto [step, op] : llvm::enumerate(steps))
+    for (Value result : op->getResults())
+      if (!addValue(result, ValueKind::Activation, step, op))
+        return;
+
+  // Sweep: add each value's bytes over [max(def, 0), lastUse].
+  liveBytes.assign(steps.size() + 1, 0);
+  for (const ValueInfo &info : values) {
+    liveBytes[std::max<int64_t>(info.defStep, 0)] += info.bytes;
+    liveBytes[info.lastUseStep + 1] -= info.bytes;
+  }
+  for (size_t i = 1; i < liveBytes.size(); ++i)
+    liveBytes[i] += liveBytes[i - 1];
+  liveBytes.pop_back();
+  for (auto [step, bytes] : llvm::enumerate(liveBytes)) {
+    if (bytes > peakBytes) {
+      peakBytes = bytes;
+      peakStep = step;
+    }
+  }
+}
+
+SmallVector<const MemoryReport::ValueInfo *>
+MemoryReport::getLiveAtPeak() const {
+  SmallVector<const ValueInfo *> live;
+  for (const ValueInfo &info : values)
+    if (std::max<int64_t>(info.defStep, 0) <= peakStep &&
+        peakStep <= info.lastUseStep)
+      live.push_back(&info);
+  llvm::stable_sort(live, [](const ValueInfo *a, const ValueInfo *b) {
+    return a->bytes > b->bytes;
+  });
+  return live;
+}
+
+int64_t MemoryReport::getTotalBytes(ValueKind kind) const {
+  int64_t total = 0;
+  for (const ValueInfo &info : values)
+    if (info.kind == kind)
+      total += info.bytes;
+  return total;
+}
+
+int64_t MemoryReport::getPeakBytes(ValueKind kind) const {
+  int64_t total = 0;
+  for (const ValueInfo *info : getLiveAtPeak())
+    if (info->kind == kind)
+      total += info->bytes;
+  return total;
+}
+
+StringRef MemoryReport::getKindName(ValueKind kind) {
+  switch (kind) {
+  case ValueKind::Param:
+    return "param";
+  case ValueKind::Input:
+    return "input";
+  case ValueKind::Activation:
+    return "activation";
+  }
+  llvm_unreachable("unknown value kind");
+}
+
+/// "file:line:col" of `loc`, or "" when it has none.
+static std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string text = formatLocation(inner); !text.empty())
+        return text;
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return formatLocation(name.getChildLoc());
+  return "";
+}
+
+void MemoryReport::writeJSON(llvm::json::OStream &json) const {
+  // SSA names as the printer would show them, so reports match the IR.
+  AsmState asmState(func);
+  auto valueName = [&](Value value) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    value.printAsOperand(os, asmState);
+    return text;
+  };
+  auto typeText = [](Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  };
+
+  json.object([&] {
+    json.attribute("function", SymbolTable::getSymbolName(func).getValue());
+    json.attribute("peak_bytes", peakBytes);
+    json.attribute("num_steps", int64_t(steps.size()));
+    if (!steps.empty()) {
+      Operation *peakOp = steps[peakStep];
+      json.attribute("peak_step", peakStep);
+      json.attribute("peak_op", peakOp->getName().getStringRef());
+      json.attribute("peak_loc", formatLocation(peakOp->getLoc()));
+    }
+    json.attributeObject("totals", [&] {
+      json.attribute("param_bytes", getTotalBytes(ValueKind::Param));
+      json.attribute("input_bytes", getTotalBytes(ValueKind::Input));
+      json.attribute("activation_bytes", getTotalBytes(ValueKind::Activation));
+    });
+    json.attributeObject("at_peak", [&] {
+      json.attribute("param_bytes", getPeakBytes(ValueKind::Param));
+      json.attribute("input_bytes", getPeakBytes(ValueKind::Input));
+      json.attribute("activation_bytes", getPeakBytes(ValueKind::Activation));
+    });
+    json.attributeArray("live_at_peak", [&] {
+      for (const ValueInfo *info : getLiveAtPeak()) {
+        json.object([&] {
+          json.attribute("value", valueName(info->value));
+          json.attribute("kind", getKindName(info->kind));
+          json.attribute("bytes", info->bytes);
+          json.attribute("type", typeText(info->value.getType()));
+          if (Operation *def = info->value.getDefiningOp())
+            json.attribute("op", def->getName().getStringRef());
+          json.attribute("def_step", info->defStep);
+          json.attribute("last_use_step", info->lastUseStep);
+        });
+      }
+    });
+  });
+}

@@ -1,0 +1,79 @@
+//===- LowerToCPU.cpp - The recast-lower-to-cpu pipeline ------------------===//
+
+#include "recast/Conversion/Pipelines.h"
+#include "recast/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
+                                           const LowerToCPUOptions &options) {
+  // Aggregate ops (softmax) become plain linalg ops that every later step
+  // understands.
+  pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Tensors to buffers across function boundaries. Identity layouts keep the
+  // entry point's memref descriptors plain, which is the calling convention
+  // recast-run and mlir-runner use.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+
+  // Free every buffer after its last use, so that the program's footprint is
+  // its live set rather than the sum of all its buffers.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Upstream places those deallocations at the end of the block; free each
+  // buffer right after its last use instead.
+  pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+
+  // Structured ops to loops, loops to branches.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Everything to the LLVM dialect. recast's annotations have served their
+  // purpose and would otherwise be copied onto LLVM functions.
+  pm.addPass(createRecastStripAnnotationsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = options.trackAllocations;
+  // Aligned allocation asks for exactly the buffer's bytes (the default
+  // over-allocates by the alignment and aligns by hand), so that the
+  // tracked bytes are the tensors' bytes.
+  memrefToLLVM.useAlignedAlloc = options.trackAllocations;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  // Math ops with an LLVM intrinsic go there; the rest (erf, ...) to libm.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // bf16/f16 arithmetic is expanded to f32 with round-to-nearest-even.
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::recast::registerLowerToCPUPipeline() {
+  PassPipelineRegistration<LowerToCPUOptions>(
+      "recast-lower-to-cpu",
+      "Lower linalg on tensors to the LLVM dialect for the CPU: one-shot "
+      "bufferization across functions, buffer deallocation, loops, LLVM",
+      buildLowerToCPUPipeline);
+}

@@ -1,0 +1,75 @@
+//===- RecastOps.cpp - recast operations ----------------------------------===//
+
+#include "recast/Dialect/Recast/IR/RecastOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::recast;
+
+#define GET_OP_CLASSES
+#include "recast/Dialect/Recast/IR/RecastOps.cpp.inc"
+
+LogicalResult ValueAndGradOp::verify() {
+  ArrayRef<int64_t> wrt = getWrt();
+  int64_t numOperands = getOperands().size();
+  for (auto [i, index] : llvm::enumerate(wrt)) {
+    if (index < 0 || index >= numOperands)
+      return emitOpError() << "wrt index " << index << " is out of range for "
+                           << numOperands << " operands";
+    if (i > 0 && wrt[i - 1] >= index)
+      return emitOpError() << "wrt indices must be strictly increasing";
+  }
+  if (getNumResults() != wrt.size() + 1)
+    return emitOpError() << "expects " << wrt.size() + 1
+                         << " results (the loss, then one gradient per wrt "
+                            "index), got "
+                         << getNumResults();
+  for (auto [i, index] : llvm::enumerate(wrt)) {
+    Type argType = getOperands()[index].getType();
+    Type gradType = getResult(i + 1).getType();
+    if (argType != gradType)
+      return emitOpError() << "gradient #" << i << " has type " << gradType
+                           << " but operand #" << index << " has type "
+                           << argType;
+  }
+  return success();
+}
+
+LogicalResult
+ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getCalleeAttr());
+  if (!callee)
+    return emitOpError() << "'" << getCallee()
+                         << "' does not reference a function";
+  ArrayRef<Type> inputs = callee.getArgumentTypes();
+  if (inputs.size() != getOperands().size())
+    return emitOpError() << "callee takes " << inputs.size()
+                         << " arguments but " << getOperands().size()
+                         << " operands were given";
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(inputs, getOperands().getTypes()))) {
+    auto [expected, given] = pair;
+    if (expected != given)
+      return emitOpError() << "operand #" << i << " has type " << given
+                           << " but the callee expects " << expected;
+  }
+  ArrayRef<Type> results = callee.getResultTypes();
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results.front());
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return emitOpError() << "callee's first result must be a scalar loss (a "
+                            "rank-0 floating-point tensor)";
+  if (getResult(0).getType() != loss)
+    return emitOpError() << "loss result has type " << getResult(0).getType()
+                         << " but the callee returns " << loss;
+  for (int64_t index : getWrt())
+    if (!isa<FloatType>(getElementTypeOrSelf(inputs[index])))
+      return emitOpError() << "cannot differentiate with respect to operand #"
+                           << index << " of non-floating-point type "
+                           << inputs[index];
+  return success();
+}

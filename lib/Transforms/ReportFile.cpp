@@ -1,0 +1,27 @@
+//===- ReportFile.cpp - JSON reports of recast passes ---------------------===//
+
+#include "recast/Transforms/ReportFile.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+LogicalResult mlir::recast::writeJSONReport(
+    StringRef path, Operation *anchor,
+    llvm::function_ref<void(llvm::json::OStream &)> write) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &error);
+  if (!file)
+    return anchor->emitError()
+           << "cannot write report '" << path << "': " << error;
+  {
+    llvm::json::OStream json(file->os(), /*IndentSize=*/2);
+    write(json);
+  }
+  file->os() << "\n";
+  file->os().flush();
+  file->keep();
+  return success();
+}

@@ -1,0 +1,66 @@
+// RUN: recast-opt %s -recast-memory-report=report=- -o /dev/null | FileCheck %s
+// RUN: recast-opt %s -recast-memory-report=report=%t.json -o /dev/null && FileCheck %s < %t.json
+/// The pass does not change the IR.
+// RUN: recast-opt %s -recast-memory-report=report=%t.json | FileCheck %s --check-prefix=IR
+
+/// The diamond of test-print-memory-report.mlir as JSON: the 64-byte peak at
+/// step 3 holds %x, %a, %b and %c.
+// CHECK:      "functions": [
+// CHECK:          "function": "diamond",
+// CHECK-NEXT:     "peak_bytes": 64,
+// CHECK-NEXT:     "num_steps": 6,
+// CHECK-NEXT:     "peak_step": 3,
+// CHECK-NEXT:     "peak_op": "linalg.log",
+// CHECK-NEXT:     "peak_loc": "{{.*}}memory-report.mlir:{{[0-9]+}}:{{[0-9]+}}",
+// CHECK-NEXT:     "totals": {
+// CHECK-NEXT:       "param_bytes": 16,
+// CHECK-NEXT:       "input_bytes": 0,
+// CHECK-NEXT:       "activation_bytes": 64
+// CHECK-NEXT:     },
+// CHECK-NEXT:     "at_peak": {
+// CHECK-NEXT:       "param_bytes": 16,
+// CHECK-NEXT:       "input_bytes": 0,
+// CHECK-NEXT:       "activation_bytes": 48
+// CHECK-NEXT:     },
+// CHECK-NEXT:     "live_at_peak": [
+// CHECK-NEXT:       {
+// CHECK-NEXT:         "value": "%arg0",
+// CHECK-NEXT:         "kind": "param",
+// CHECK-NEXT:         "bytes": 16,
+// CHECK-NEXT:         "type": "tensor<4xf32>",
+// CHECK-NEXT:         "def_step": -1,
+// CHECK-NEXT:         "last_use_step": 5
+// CHECK-NEXT:       },
+// CHECK-NEXT:       {
+// CHECK-NEXT:         "value": "%1",
+// CHECK-NEXT:         "kind": "activation",
+// CHECK-NEXT:         "bytes": 16,
+// CHECK-NEXT:         "type": "tensor<4xf32>",
+// CHECK-NEXT:         "op": "linalg.exp",
+// CHECK-NEXT:         "def_step": 1,
+// CHECK-NEXT:         "last_use_step": 3
+// CHECK-NEXT:       },
+// CHECK:              "value": "%2",
+// CHECK:              "value": "%3",
+// CHECK:          "function": "second"
+// CHECK-NEXT:     "peak_bytes": 16,
+
+// IR-LABEL: func.func @diamond
+// IR: linalg.log
+func.func @diamond(%x: tensor<4xf32> {recast.param}) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %a = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %b = linalg.exp ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %c = linalg.log ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %d = linalg.add ins(%b, %c : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+/// Every function with a body gets a report; declarations are skipped.
+func.func private @declaration(tensor<4xf32>) -> tensor<4xf32>
+
+func.func @second(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %e = tensor.empty() : tensor<2xf32>
+  %a = linalg.exp ins(%x : tensor<2xf32>) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
