@@ -17,6 +17,8 @@ using namespace mlir;
 
 void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
                                            const LowerToCPUOptions &options) {
+  // Training steps written with recast.value_and_grad get their backward.
+  pm.addPass(createRecastAutodiffPass());
   // Aggregate ops (softmax) become plain linalg ops that every later step
   // understands.
   pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());

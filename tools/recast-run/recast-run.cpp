@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -33,6 +34,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -387,8 +389,18 @@ static int runMain(int argc, char **argv) {
   if (!filesOr)
     return failWith(filesOr.takeError());
 
-  // The static report of the function as written, taken before lowering
-  // replaces the function.
+  // The backward of recast.value_and_grad is part of the step: the report
+  // and the run both see it.
+  {
+    PassManager autodiff(&context);
+    autodiff.addPass(mlir::recast::createRecastAutodiffPass());
+    autodiff.addPass(createCanonicalizerPass());
+    if (failed(autodiff.run(*module)))
+      return fail("differentiating @" + entryName + " failed");
+  }
+
+  // The static report of the function, taken before lowering replaces the
+  // function.
   std::string staticReportJSON, staticSummary;
   int64_t staticPeak;
   {
@@ -508,6 +520,8 @@ static int runMain(int argc, char **argv) {
          reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
     bind("_mlir_memref_to_llvm_free",
          reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+    // Lowered memref.copy of non-contiguous views calls the C runner utils.
+    bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
     return symbols;
   });
   engine->initialize();

@@ -53,6 +53,64 @@ def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Training graphs
+//===----------------------------------------------------------------------===//
+
+def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
+  let summary = "Replace recast.value_and_grad by explicit reverse-mode code";
+  let description = [{
+    Each `recast.value_and_grad @f(args) {wrt = [...]}` is replaced, in place,
+    by a copy of `f`'s body (the forward) followed by its reverse-mode
+    derivative, in the same upstream dialects (linalg on tensors, tensor,
+    arith, math), so that every later pass and every other MLIR compiler can
+    consume the result. Forward values the backward reads stay plain SSA
+    values: the remat pass can later decide to recompute them.
+
+    Differentiation rules:
+
+    * Every `linalg` structured op (named or generic) through one rule on its
+      indexing maps and scalar body: the gradient of an operand is a
+      `linalg.generic` over the same iteration domain that recomputes the body,
+      runs the body's scalar ops in reverse (addf, subf, mulf, divf, negf,
+      maximumf/maxnumf/minimumf/minnumf, select, exp, log, tanh, erf, sqrt,
+      rsqrt, powf, absf, sin, cos, extf, truncf), and sums over the dimensions
+      the operand does not index (which is how broadcasts, reductions and
+      contractions such as matmul get their gradients). Reductions must
+      combine with `addf` (sums, contractions) or `maximumf`/`maxnumf` (the
+      gradient goes to every maximal element).
+    * `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
+      `insert_slice`, `pad` (with a constant value) and `cast`: the inverse
+      data movement.
+    * Gradients of a value used several times are summed; only values that
+      depend on a `wrt` argument get gradients, and only ops on a path to the
+      loss are differentiated.
+
+    Example:
+
+    ```mlir
+    %loss, %dw = recast.value_and_grad @loss_fn(%w, %x) {wrt = array<i64: 0>}
+        : (tensor<4x4xf32>, tensor<8x4xf32>) -> (tensor<f32>, tensor<4x4xf32>)
+    ```
+
+    becomes the ops of `@loss_fn` applied to `%w, %x`, a seed
+    `arith.constant dense<1.0> : tensor<f32>`, and one `linalg.generic` per
+    differentiated operand, ending in `%dw`.
+
+    An op the pass cannot differentiate gets an error naming the op and the
+    `wrt` argument whose gradient needs it; a callee without a body, with
+    several blocks or with dynamic shapes is an error too.
+  }];
+  let dependentDialects = [
+    "linalg::LinalgDialect", "arith::ArithDialect", "math::MathDialect",
+    "tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numGradientOps", "num-gradient-ops",
+              "Ops created for the backward pass">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Lowering helpers
 //===----------------------------------------------------------------------===//
 

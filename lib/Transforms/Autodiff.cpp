@@ -1,0 +1,567 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of value_and_grad ------===//
+//
+// Replaces `recast.value_and_grad` by the callee's forward, inlined, followed
+// by its reverse-mode derivative in upstream dialects. Structured linalg ops
+// are differentiated by one rule on their indexing maps and scalar bodies
+// (lib/Transforms/ScalarAdjoint.cpp reverses the bodies); tensor data movement
+// by its inverse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Dialect/Recast/IR/RecastOps.h"
+#include "recast/Transforms/Passes.h"
+#include "recast/Transforms/ScalarAdjoint.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTAUTODIFFPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+using namespace mlir::recast;
+
+namespace {
+
+/// Builds the forward and the backward of one value_and_grad op.
+class ReverseModeBuilder {
+public:
+  ReverseModeBuilder(ValueAndGradOp op, func::FuncOp callee)
+      : op(op), callee(callee), builder(op) {}
+
+  LogicalResult run();
+  int64_t getNumGradientOps() const { return numGradientOps; }
+
+private:
+  LogicalResult checkCallee();
+  void cloneForward();
+  void propagateActivity();
+  LogicalResult differentiate(Operation *forwardOp);
+  LogicalResult differentiateLinalg(linalg::LinalgOp linalgOp);
+  LogicalResult differentiateOperand(linalg::LinalgOp linalgOp,
+                                     OpOperand &target,
+                                     ArrayRef<Value> resultAdjoints,
+                                     ArrayRef<ReductionCombiner> combiners);
+
+  /// The diagnostic for an op the pass cannot differentiate.
+  InFlightDiagnostic emitNotDifferentiable(Operation *forwardOp,
+                                           const Twine &why);
+
+  Value zerosLike(Type type);
+  void addAdjoint(Value value, Value contribution);
+  bool isActive(Value value) const { return activeOrigin.count(value); }
+  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
+    ++numGradientOps;
+    return OpTy::create(builder, op.getLoc(), std::forward<Args>(args)...);
+  }
+
+  ValueAndGradOp op;
+  func::FuncOp callee;
+  OpBuilder builder;
+  IRMapping forwardMapping;
+  SmallVector<Operation *> forwardOps;
+  Value loss;
+  /// Active values (those that depend on a wrt argument), each with the wrt
+  /// index it depends on, for diagnostics.
+  DenseMap<Value, int64_t> activeOrigin;
+  /// The distinct value standing for each wrt argument in the forward.
+  SmallVector<Value> wrtValues;
+  DenseMap<Value, Value> adjoints;
+  int64_t numGradientOps = 0;
+};
+
+} // namespace
+
+LogicalResult ReverseModeBuilder::checkCallee() {
+  if (callee.isExternal())
+    return op.emitOpError() << "cannot differentiate @" << callee.getSymName()
+                            << ": it has no body";
+  if (!callee.getBody().hasOneBlock())
+    return op.emitOpError() << "cannot differentiate @" << callee.getSymName()
+                            << ": its body has several blocks";
+  for (int64_t index : op.getWrt())
+    if (!isa<RankedTensorType>(op.getOperands()[index].getType()))
+      return op.emitOpError()
+             << "wrt operand #" << index << " must be a ranked tensor, got "
+             << op.getOperands()[index].getType();
+  WalkResult walk = callee.walk([&](Operation *inner) {
+    auto isDynamic = [](Type type) {
+      auto shaped = dyn_cast<ShapedType>(type);
+      return shaped && !shaped.hasStaticShape();
+    };
+    if (llvm::any_of(inner->getResultTypes(), isDynamic)) {
+      inner->emitError() << "cannot differentiate ops on dynamically shaped "
+                            "tensors";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+void ReverseModeBuilder::cloneForward() {
+  Block &body = callee.getBody().front();
+  for (auto [position, arg] : llvm::enumerate(body.getArguments())) {
+    Value operand = op.getOperands()[position];
+    bool isWrt = llvm::is_contained(op.getWrt(), int64_t(position));
+    // An operand passed in several positions gets a value of its own at each
+    // wrt position, so that its gradient is the partial derivative of that
+    // position.
+    if (isWrt && llvm::count(op.getOperands(), operand) > 1)
+      operand = tensor::CastOp::create(builder, op.getLoc(), operand.getType(),
+                                       operand);
+    forwardMapping.map(arg, operand);
+    if (isWrt)
+      wrtValues.push_back(operand);
+  }
+  Operation *before = op->getPrevNode();
+  for (Operation &forwardOp : body.without_terminator())
+    builder.clone(forwardOp, forwardMapping);
+  loss = forwardMapping.lookup(body.getTerminator()->getOperand(0));
+
+  // Aggregate ops (softmax) are differentiated through what they stand for.
+  SmallVector<linalg::AggregatedOpInterface> aggregates;
+  for (Operation *it = before ? before->getNextNode()
+                              : &op->getBlock()->front();
+       it != op; it = it->getNextNode())
+    if (auto aggregate = dyn_cast<linalg::AggregatedOpInterface>(it))
+      aggregates.push_back(aggregate);
+  IRRewriter rewriter(builder);
+  for (linalg::AggregatedOpInterface aggregate : aggregates) {
+    rewriter.setInsertionPoint(aggregate);
+    FailureOr<SmallVector<Value>> replacements =
+        aggregate.decomposeOperation(rewriter);
+    if (succeeded(replacements)) {
+      if (llvm::is_contained(aggregate->getResults(), loss))
+        loss = (*replacements)[0];
+      rewriter.replaceOp(aggregate, *replacements);
+    }
+  }
+  for (Operation *it = before ? before->getNextNode()
+                              : &op->getBlock()->front();
+       it != op; it = it->getNextNode())
+    forwardOps.push_back(it);
+}
+
+void ReverseModeBuilder::propagateActivity() {
+  for (auto [i, value] : llvm::enumerate(wrtValues))
+    activeOrigin.try_emplace(value, op.getWrt()[i]);
+  for (Operation *forwardOp : forwardOps) {
+    std::optional<int64_t> origin;
+    forwardOp->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (auto it = activeOrigin.find(operand);
+            it != activeOrigin.end() && !origin)
+          origin = it->second;
+    });
+    if (!origin)
+      continue;
+    for (Value result : forwardOp->getResults())
+      if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
+        activeOrigin.try_emplace(result, *origin);
+  }
+}
+
+InFlightDiagnostic
+ReverseModeBuilder::emitNotDifferentiable(Operation *forwardOp,
+                                          const Twine &why) {
+  int64_t origin = -1;
+  for (Value result : forwardOp->getResults())
+    if (auto it = activeOrigin.find(result); it != activeOrigin.end())
+      origin = it->second;
+  InFlightDiagnostic diag = forwardOp->emitError()
+                            << "cannot differentiate '" << forwardOp->getName()
+                            << "': " << why;
+  diag.attachNote(op.getLoc())
+      << "needed for the gradient with respect to argument #" << origin
+      << " of @" << callee.getSymName() << " requested here";
+  return diag;
+}
+
+Value ReverseModeBuilder::zerosLike(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Value empty =
+      create<tensor::EmptyOp>(tensor.getShape(), tensor.getElementType());
+  Value zero = create<arith::ConstantOp>(
+      cast<TypedAttr>(builder.getZeroAttr(tensor.getElementType())));
+  return create<linalg::FillOp>(ValueRange{zero}, ValueRange{empty})
+      .getResult(0);
+}
+
+void ReverseModeBuilder::addAdjoint(Value value, Value contribution) {
+  auto [it, inserted] = adjoints.try_emplace(value, contribution);
+  if (inserted)
+    return;
+  auto type = cast<RankedTensorType>(value.getType());
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  Value empty = create<tensor::EmptyOp>(type.getShape(), type.getElementType());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  it->second = create<linalg::GenericOp>(
+                   TypeRange{type}, ValueRange{it->second, contribution},
+                   ValueRange{empty},
+                   ArrayRef<AffineMap>{identity, identity, identity}, parallel,
+                   [](OpBuilder &b, Location loc, ValueRange args) {
+                     Value sum =
+                         arith::AddFOp::create(b, loc, args[0], args[1]);
+                     linalg::YieldOp::create(b, loc, sum);
+                   })
+                   .getResult(0);
+}
+
+LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(forwardOp))
+    return differentiateLinalg(linalgOp);
+
+  Value dy = forwardOp->getNumResults() == 1
+                 ? adjoints.lookup(forwardOp->getResult(0))
+                 : Value();
+  if (!dy)
+    return emitNotDifferentiable(forwardOp, "no rule for this op");
+  auto sourceIfActive = [&](Value source) { return isActive(source); };
+
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(forwardOp)) {
+    if (sourceIfActive(expand.getSrc()))
+      addAdjoint(expand.getSrc(), create<tensor::CollapseShapeOp>(
+                                      expand.getSrcType(), dy,
+                                      expand.getReassociationIndices()));
+    return success();
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(forwardOp)) {
+    if (sourceIfActive(collapse.getSrc()))
+      addAdjoint(collapse.getSrc(), create<tensor::ExpandShapeOp>(
+                                        collapse.getSrcType(), dy,
+                                        collapse.getReassociationIndices()));
+    return success();
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(forwardOp)) {
+    if (sourceIfActive(cast.getSource()))
+      addAdjoint(cast.getSource(),
+                 create<tensor::CastOp>(cast.getSource().getType(), dy));
+    return success();
+  }
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(forwardOp)) {
+    if (sourceIfActive(extract.getSource()))
+      addAdjoint(extract.getSource(),
+                 create<tensor::InsertSliceOp>(
+                     dy, zerosLike(extract.getSourceType()),
+                     extract.getMixedOffsets(), extract.getMixedSizes(),
+                     extract.getMixedStrides()));
+    return success();
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(forwardOp)) {
+    if (sourceIfActive(insert.getSource()))
+      addAdjoint(insert.getSource(),
+                 create<tensor::ExtractSliceOp>(
+                     cast<RankedTensorType>(insert.getSourceType()), dy,
+                     insert.getMixedOffsets(), insert.getMixedSizes(),
+                     insert.getMixedStrides()));
+    if (sourceIfActive(insert.getDest()))
+      addAdjoint(insert.getDest(),
+                 create<tensor::InsertSliceOp>(
+                     zerosLike(insert.getSourceType()), dy,
+                     insert.getMixedOffsets(), insert.getMixedSizes(),
+                     insert.getMixedStrides()));
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(forwardOp)) {
+    int64_t dim = concat.getDim();
+    int64_t offset = 0;
+    for (Value input : concat.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      if (isActive(input)) {
+        SmallVector<OpFoldResult> offsets(type.getRank(),
+                                          builder.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes, strides;
+        offsets[dim] = builder.getIndexAttr(offset);
+        for (int64_t size : type.getShape()) {
+          sizes.push_back(builder.getIndexAttr(size));
+          strides.push_back(builder.getIndexAttr(1));
+        }
+        addAdjoint(input, create<tensor::ExtractSliceOp>(type, dy, offsets,
+                                                         sizes, strides));
+      }
+      offset += type.getDimSize(dim);
+    }
+    return success();
+  }
+  if (auto pad = dyn_cast<tensor::PadOp>(forwardOp)) {
+    Value padValue = pad.getConstantPaddingValue();
+    if (!padValue)
+      return emitNotDifferentiable(forwardOp,
+                                   "only padding with a constant value is "
+                                   "supported");
+    if (isActive(padValue))
+      return emitNotDifferentiable(forwardOp, "the padding value depends on a "
+                                              "differentiated argument");
+    if (sourceIfActive(pad.getSource())) {
+      SmallVector<OpFoldResult> sizes, strides;
+      for (int64_t dim : pad.getSourceType().getShape()) {
+        sizes.push_back(builder.getIndexAttr(dim));
+        strides.push_back(builder.getIndexAttr(1));
+      }
+      addAdjoint(pad.getSource(), create<tensor::ExtractSliceOp>(
+                                      pad.getSourceType(), dy,
+                                      pad.getMixedLowPad(), sizes, strides));
+    }
+    return success();
+  }
+  return emitNotDifferentiable(forwardOp, "no rule for this op");
+}
+
+LogicalResult
+ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
+  if (!linalgOp.hasPureTensorSemantics())
+    return emitNotDifferentiable(linalgOp, "it works on buffers");
+  if (linalgOp->getNumRegions() != 1 || !linalgOp.getBlock())
+    return emitNotDifferentiable(linalgOp, "it has no scalar body");
+
+  // Values from above used in the body must not need gradients.
+  WalkResult captures = linalgOp.getBlock()->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (isActive(operand) &&
+          !linalgOp->isProperAncestor(operand.getParentBlock()->getParentOp()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (captures.wasInterrupted())
+    return emitNotDifferentiable(linalgOp,
+                                 "its body reads a value from above that "
+                                 "depends on a differentiated argument");
+
+  SmallVector<Value> resultAdjoints;
+  for (Value result : linalgOp->getResults())
+    resultAdjoints.push_back(adjoints.lookup(result));
+
+  // How each output combines across reduction dimensions.
+  bool hasReduction = linalgOp.getNumReductionLoops() > 0;
+  SmallVector<ReductionCombiner> combiners;
+  auto yield = cast<linalg::YieldOp>(linalgOp.getBlock()->getTerminator());
+  for (auto [j, init] : llvm::enumerate(linalgOp.getDpsInitsMutable())) {
+    if (!hasReduction || !resultAdjoints[j]) {
+      combiners.push_back({});
+      continue;
+    }
+    FailureOr<ReductionCombiner> combiner = matchReductionCombiner(
+        yield.getOperand(j), linalgOp.getMatchingBlockArgument(&init));
+    if (failed(combiner))
+      return emitNotDifferentiable(
+          linalgOp, "its reduction does not combine with addf, maximumf or "
+                    "maxnumf");
+    combiners.push_back(*combiner);
+  }
+  if (!hasReduction)
+    for (OpOperand &init : linalgOp.getDpsInitsMutable())
+      if (!linalgOp.getMatchingIndexingMap(&init).isPermutation())
+        return emitNotDifferentiable(linalgOp,
+                                     "a parallel op's output map is not a "
+                                     "permutation");
+
+  for (OpOperand &operand : linalgOp->getOpOperands()) {
+    if (!isActive(operand.get()))
+      continue;
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      return emitNotDifferentiable(linalgOp, "a scalar operand depends on a "
+                                             "differentiated argument");
+    // A reduction's accumulator passes the result's gradient through (sum)
+    // or receives none (max: the initial value is a constant in practice).
+    if (hasReduction && linalgOp.isDpsInit(&operand)) {
+      unsigned j = linalgOp.getTiedOpResult(&operand).getResultNumber();
+      if (!resultAdjoints[j])
+        continue;
+      if (combiners[j].kind != ReductionCombiner::Kind::Add)
+        return emitNotDifferentiable(linalgOp,
+                                     "the initial value of a max reduction "
+                                     "depends on a differentiated argument");
+      addAdjoint(operand.get(), resultAdjoints[j]);
+      continue;
+    }
+    if (failed(
+            differentiateOperand(linalgOp, operand, resultAdjoints, combiners)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ReverseModeBuilder::differentiateOperand(
+    linalg::LinalgOp linalgOp, OpOperand &target,
+    ArrayRef<Value> resultAdjoints, ArrayRef<ReductionCombiner> combiners) {
+  AffineMap targetMap = linalgOp.getMatchingIndexingMap(&target);
+  if (!targetMap.isProjectedPermutation(/*allowZeroInResults=*/false))
+    return emitNotDifferentiable(
+        linalgOp, "operand #" + Twine(target.getOperandNumber()) +
+                      "'s indexing map " +
+                      llvm::formatv("{0}", targetMap).str() +
+                      " is not a projected permutation");
+  bool hasReduction = linalgOp.getNumReductionLoops() > 0;
+  MLIRContext *ctx = builder.getContext();
+
+  // Operands of the gradient op: every forward input (the body is
+  // recomputed), the forward inits when a parallel body reads them, each
+  // result adjoint, and each max reduction's result.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  // Where each forward block argument and each seed comes from, as an index
+  // into the gradient body's arguments.
+  SmallVector<std::optional<unsigned>> forwardArgIndex(
+      linalgOp.getBlock()->getNumArguments());
+  for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+    forwardArgIndex[input->getOperandNumber()] = inputs.size();
+    inputs.push_back(input->get());
+    maps.push_back(linalgOp.getMatchingIndexingMap(input));
+  }
+  if (!hasReduction)
+    for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+      forwardArgIndex[init.getOperandNumber()] = inputs.size();
+      inputs.push_back(init.get());
+      maps.push_back(linalgOp.getMatchingIndexingMap(&init));
+    }
+  SmallVector<std::pair<unsigned, unsigned>> seedArgs; // (result, dy arg)
+  SmallVector<std::optional<unsigned>> resultArg(resultAdjoints.size());
+  for (auto [j, dy] : llvm::enumerate(resultAdjoints)) {
+    if (!dy)
+      continue;
+    AffineMap resultMap =
+        linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(j));
+    seedArgs.push_back({unsigned(j), unsigned(inputs.size())});
+    inputs.push_back(dy);
+    maps.push_back(resultMap);
+    if (combiners[j].kind == ReductionCombiner::Kind::Max) {
+      resultArg[j] = inputs.size();
+      inputs.push_back(linalgOp->getResult(j));
+      maps.push_back(resultMap);
+    }
+  }
+
+  auto targetType = cast<RankedTensorType>(target.get().getType());
+  maps.push_back(targetMap);
+  SmallVector<utils::IteratorType> iterators(linalgOp.getNumLoops(),
+                                             utils::IteratorType::reduction);
+  for (AffineExpr expr : targetMap.getResults())
+    iterators[cast<AffineDimExpr>(expr).getPosition()] =
+        utils::IteratorType::parallel;
+  (void)ctx;
+
+  Block *forwardBody = linalgOp.getBlock();
+  unsigned targetArg =
+      linalgOp.getMatchingBlockArgument(&target).getArgNumber();
+  LogicalResult bodyResult = success();
+  Value init = zerosLike(targetType);
+  auto gradient = create<linalg::GenericOp>(
+      TypeRange{targetType}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        // Recompute the forward scalars the derivative needs.
+        IRMapping mapping;
+        for (auto [i, index] : llvm::enumerate(forwardArgIndex))
+          if (index)
+            mapping.map(forwardBody->getArgument(i), args[*index]);
+        SmallVector<Operation *> recomputed =
+            cloneComputableOps(b, *forwardBody, mapping);
+
+        // Seed the adjoints of the values the outputs are made of.
+        auto yield = cast<linalg::YieldOp>(forwardBody->getTerminator());
+        ScalarAdjoints adjoints;
+        for (auto [j, dyArg] : seedArgs) {
+          Value dy = args[dyArg];
+          const ReductionCombiner &combiner = combiners[j];
+          if (combiner.kind == ReductionCombiner::Kind::None) {
+            adjoints.add(b, loc, mapping.lookup(yield.getOperand(j)), dy);
+            continue;
+          }
+          Value term = mapping.lookup(combiner.term);
+          if (combiner.kind == ReductionCombiner::Kind::Max) {
+            // Every element equal to the maximum receives the gradient.
+            Value isMax = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, term, args[*resultArg[j]]);
+            Value zero = arith::ConstantOp::create(
+                b, loc, cast<TypedAttr>(b.getZeroAttr(dy.getType())));
+            dy = arith::SelectOp::create(b, loc, isMax, dy, zero);
+          }
+          adjoints.add(b, loc, term, dy);
+        }
+        if (failed(reverseScalarOps(b, loc, recomputed, adjoints))) {
+          bodyResult = failure();
+          linalg::YieldOp::create(b, loc, args.back());
+          return;
+        }
+        Value accumulator = args.back();
+        Value contribution = adjoints.lookup(
+            mapping.lookup(forwardBody->getArgument(targetArg)));
+        Value total = contribution ? arith::AddFOp::create(b, loc, accumulator,
+                                                           contribution)
+                                         .getResult()
+                                   : accumulator;
+        linalg::YieldOp::create(b, loc, total);
+      });
+  if (failed(bodyResult))
+    return emitNotDifferentiable(linalgOp,
+                                 "its body holds a scalar op without a "
+                                 "derivative rule");
+  addAdjoint(target.get(), gradient.getResult(0));
+  return success();
+}
+
+LogicalResult ReverseModeBuilder::run() {
+  if (failed(checkCallee()))
+    return failure();
+  cloneForward();
+  propagateActivity();
+
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  Value one = create<arith::ConstantOp>(DenseElementsAttr::get(
+      lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+  if (isActive(loss))
+    adjoints[loss] = one;
+
+  for (Operation *forwardOp : llvm::reverse(forwardOps)) {
+    bool needed = llvm::any_of(forwardOp->getResults(), [&](Value result) {
+      return adjoints.count(result);
+    });
+    if (!needed)
+      continue;
+    if (failed(differentiate(forwardOp)))
+      return failure();
+  }
+
+  SmallVector<Value> replacements = {loss};
+  for (Value wrt : wrtValues) {
+    Value gradient = adjoints.lookup(wrt);
+    replacements.push_back(gradient ? gradient : zerosLike(wrt.getType()));
+  }
+  op->replaceAllUsesWith(replacements);
+  op->erase();
+  return success();
+}
+
+namespace {
+struct RecastAutodiffPass
+    : public recast::impl::RecastAutodiffPassBase<RecastAutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<ValueAndGradOp> ops;
+    getOperation().walk([&](ValueAndGradOp op) { ops.push_back(op); });
+    SymbolTableCollection symbols;
+    for (ValueAndGradOp op : ops) {
+      auto callee =
+          symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
+      if (!callee) {
+        op.emitOpError() << "'" << op.getCallee()
+                         << "' does not reference a func.func";
+        return signalPassFailure();
+      }
+      ReverseModeBuilder reverse(op, callee);
+      if (failed(reverse.run()))
+        return signalPassFailure();
+      numGradientOps += reverse.getNumGradientOps();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,117 @@
+// RUN: recast-opt %s -split-input-file -recast-autodiff | FileCheck %s
+
+/// matmul: dA = dY B^T and dB = A^T dY, as generics over the matmul's
+/// iteration domain (m, n, k) that sum over the dimension each operand lacks.
+// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @matmul_step
+// CHECK-SAME: (%[[A:.*]]: tensor<3x4xf32> {recast.param}, %[[B:.*]]: tensor<4x5xf32> {recast.param})
+// CHECK:      %[[Y:.*]] = linalg.matmul ins(%[[A]], %[[B]]
+// CHECK:      %[[SEED:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK:      %[[DA:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]], #[[MK]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME:     ins(%[[A]], %[[B]], %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>, tensor<3x5xf32>)
+// CHECK:        ^bb0(%[[AIN:.*]]: f32, %[[BIN:.*]]: f32, %[[DY:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK:          %[[P:.*]] = arith.mulf %[[DY]], %[[BIN]] : f32
+// CHECK:          arith.addf %[[ACC]], %[[P]] : f32
+// CHECK:      %[[DB:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]], #[[KN]]], iterator_types = ["reduction", "parallel", "parallel"]}
+// CHECK:      return %{{.*}}, %[[DA]], %[[DB]]
+#all = affine_map<(i, j) -> ()>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @matmul_loss(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %y = linalg.matmul ins(%a, %b : tensor<3x4xf32>, tensor<4x5xf32>) outs(%z : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<3x5xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @matmul_step(%a: tensor<3x4xf32> {recast.param}, %b: tensor<4x5xf32> {recast.param})
+    -> (tensor<f32>, tensor<3x4xf32>, tensor<4x5xf32>) {
+  %l, %da, %db = recast.value_and_grad @matmul_loss(%a, %b) {wrt = array<i64: 0, 1>}
+      : (tensor<3x4xf32>, tensor<4x5xf32>) -> (tensor<f32>, tensor<3x4xf32>, tensor<4x5xf32>)
+  return %l, %da, %db : tensor<f32>, tensor<3x4xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+/// A value read twice gets the sum of both contributions; the batch operand
+/// gets no gradient op at all.
+// CHECK-LABEL: func.func @reuse_step
+// CHECK-COUNT-3: linalg.generic
+// CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %{{.*}}, %[[SUM]]
+#id1 = affine_map<(i) -> (i)>
+#all1 = affine_map<(i) -> ()>
+func.func @reuse_loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id1, #id1, #all1], iterator_types = ["reduction"]}
+      ins(%w, %w : tensor<4xf32>, tensor<4xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @reuse_step(%w: tensor<4xf32> {recast.param}, %x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %dw = recast.value_and_grad @reuse_loss(%w, %x) {wrt = array<i64: 0>}
+      : (tensor<4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %dw : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+/// A loss that does not depend on the argument: the gradient is zeros, and
+/// no backward op is built.
+// CHECK-LABEL: func.func @constant_step
+// CHECK:      %[[Z:.*]] = linalg.fill
+// CHECK-NOT:  linalg.generic
+// CHECK:      return %{{.*}}, %[[Z]]
+func.func @constant_loss(%w: tensor<4xf32>) -> tensor<f32> {
+  %c = arith.constant dense<2.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+func.func @constant_step(%w: tensor<4xf32> {recast.param}) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %dw = recast.value_and_grad @constant_loss(%w) {wrt = array<i64: 0>}
+      : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %dw : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+/// extf/truncf pass gradients back in the operand's precision.
+// CHECK-LABEL: func.func @cast_step
+// CHECK:      linalg.generic
+// CHECK:      ^bb0(%{{.*}}: f16, %[[DY:.*]]: f32, %{{.*}}: f16):
+// CHECK:        %[[T:.*]] = arith.truncf %[[DY]] : f32 to f16
+// CHECK:        arith.addf %{{.*}}, %[[T]] : f16
+func.func @cast_loss(%w: tensor<4xf16>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%w : tensor<4xf16>) outs(%z0 : tensor<f32>) {
+  ^bb0(%a: f16, %acc: f32):
+    %x = arith.extf %a : f16 to f32
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @cast_step(%w: tensor<4xf16> {recast.param}) -> (tensor<f32>, tensor<4xf16>) {
+  %l, %dw = recast.value_and_grad @cast_loss(%w) {wrt = array<i64: 0>}
+      : (tensor<4xf16>) -> (tensor<f32>, tensor<4xf16>)
+  return %l, %dw : tensor<f32>, tensor<4xf16>
+}
