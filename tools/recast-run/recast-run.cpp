@@ -391,12 +391,22 @@ static int runMain(int argc, char **argv) {
 
   // The backward of recast.value_and_grad is part of the step: the report
   // and the run both see it.
+  // Only the entry and what it calls are compiled: other functions of the
+  // file (the loss functions value_and_grad inlined, other entries) would
+  // only add JIT time.
   {
     PassManager autodiff(&context);
     autodiff.addPass(mlir::recast::createRecastAutodiffPass());
-    autodiff.addPass(createCanonicalizerPass());
     if (failed(autodiff.run(*module)))
       return fail("differentiating @" + entryName + " failed");
+    for (auto other : module->getOps<func::FuncOp>())
+      if (other != func)
+        other.setPrivate();
+    PassManager cleanup(&context);
+    cleanup.addPass(createSymbolDCEPass());
+    cleanup.addPass(createCanonicalizerPass());
+    if (failed(cleanup.run(*module)))
+      return fail("simplifying @" + entryName + " failed");
   }
 
   // The static report of the function, taken before lowering replaces the
@@ -500,10 +510,10 @@ static int runMain(int argc, char **argv) {
     return fail("compiling @" + entryName + " for the CPU failed");
 
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
   auto engineOr = ExecutionEngine::create(*module, engineOptions);
   if (!engineOr)
     return failWith(engineOr.takeError());
