@@ -30,6 +30,11 @@ using namespace mlir::recast;
 
 namespace {
 
+/// The window of a 2-D NHWC convolution or pooling op.
+struct Window {
+  int64_t kernelH, kernelW, strideH, strideW, dilationH, dilationW;
+};
+
 /// Builds the forward and the backward of one value_and_grad op.
 class ReverseModeBuilder {
 public:
@@ -55,7 +60,10 @@ private:
                                            const Twine &why);
 
   Value zerosLike(Type type);
+  Value addTensors(Value lhs, Value rhs);
   void addAdjoint(Value value, Value contribution);
+  LogicalResult differentiateWindowInput(linalg::LinalgOp linalgOp,
+                                         const Window &window, Value dy);
   bool isActive(Value value) const { return activeOrigin.count(value); }
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     ++numGradientOps;
@@ -195,25 +203,138 @@ Value ReverseModeBuilder::zerosLike(Type type) {
       .getResult(0);
 }
 
-void ReverseModeBuilder::addAdjoint(Value value, Value contribution) {
-  auto [it, inserted] = adjoints.try_emplace(value, contribution);
-  if (inserted)
-    return;
-  auto type = cast<RankedTensorType>(value.getType());
+Value ReverseModeBuilder::addTensors(Value lhs, Value rhs) {
+  auto type = cast<RankedTensorType>(lhs.getType());
   AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
   Value empty = create<tensor::EmptyOp>(type.getShape(), type.getElementType());
   SmallVector<utils::IteratorType> parallel(type.getRank(),
                                             utils::IteratorType::parallel);
-  it->second = create<linalg::GenericOp>(
-                   TypeRange{type}, ValueRange{it->second, contribution},
-                   ValueRange{empty},
-                   ArrayRef<AffineMap>{identity, identity, identity}, parallel,
-                   [](OpBuilder &b, Location loc, ValueRange args) {
-                     Value sum =
-                         arith::AddFOp::create(b, loc, args[0], args[1]);
-                     linalg::YieldOp::create(b, loc, sum);
-                   })
-                   .getResult(0);
+  return create<linalg::GenericOp>(
+             TypeRange{type}, ValueRange{lhs, rhs}, ValueRange{empty},
+             ArrayRef<AffineMap>{identity, identity, identity}, parallel,
+             [](OpBuilder &b, Location loc, ValueRange args) {
+               Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
+               linalg::YieldOp::create(b, loc, sum);
+             })
+      .getResult(0);
+}
+
+void ReverseModeBuilder::addAdjoint(Value value, Value contribution) {
+  auto [it, inserted] = adjoints.try_emplace(value, contribution);
+  if (!inserted)
+    it->second = addTensors(it->second, contribution);
+}
+
+static std::optional<Window> getNHWCWindow(linalg::LinalgOp linalgOp) {
+  auto fromAttrs = [](Value kernel, DenseIntElementsAttr strides,
+                      DenseIntElementsAttr dilations) {
+    auto shape = cast<ShapedType>(kernel.getType()).getShape();
+    auto s = llvm::to_vector(strides.getValues<int64_t>());
+    auto d = llvm::to_vector(dilations.getValues<int64_t>());
+    return Window{shape[0], shape[1], s[0], s[1], d[0], d[1]};
+  };
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(*linalgOp))
+    return fromAttrs(conv.getInputs()[1], conv.getStrides(),
+                     conv.getDilations());
+  if (auto pool = dyn_cast<linalg::PoolingNhwcMaxOp>(*linalgOp))
+    return fromAttrs(pool.getInputs()[1], pool.getStrides(),
+                     pool.getDilations());
+  if (auto pool = dyn_cast<linalg::PoolingNhwcSumOp>(*linalgOp))
+    return fromAttrs(pool.getInputs()[1], pool.getStrides(),
+                     pool.getDilations());
+  return std::nullopt;
+}
+
+LogicalResult
+ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
+                                             const Window &window, Value dy) {
+  // Tap (kh, kw) reads input[n, oh*sh + kh*dh, ow*sw + kw*dw, c]: its
+  // contribution, shaped like the output, is added back into that strided
+  // slice of the input's gradient.
+  Value input = linalgOp.getDpsInputs()[0];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  Type element = inputType.getElementType();
+  int64_t batch = dyType.getDimSize(0), outH = dyType.getDimSize(1),
+          outW = dyType.getDimSize(2), channels = inputType.getDimSize(3);
+  auto sliceType =
+      RankedTensorType::get({batch, outH, outW, channels}, element);
+  SmallVector<OpFoldResult> sizes = {
+      builder.getIndexAttr(batch), builder.getIndexAttr(outH),
+      builder.getIndexAttr(outW), builder.getIndexAttr(channels)};
+  SmallVector<OpFoldResult> strides = {
+      builder.getIndexAttr(1), builder.getIndexAttr(window.strideH),
+      builder.getIndexAttr(window.strideW), builder.getIndexAttr(1)};
+  MLIRContext *ctx = builder.getContext();
+  Value gradient = zerosLike(inputType);
+  for (int64_t kh = 0; kh < window.kernelH; ++kh) {
+    for (int64_t kw = 0; kw < window.kernelW; ++kw) {
+      SmallVector<OpFoldResult> offsets = {
+          builder.getIndexAttr(0), builder.getIndexAttr(kh * window.dilationH),
+          builder.getIndexAttr(kw * window.dilationW), builder.getIndexAttr(0)};
+      Value contribution;
+      if (isa<linalg::Conv2DNhwcHwcfOp>(*linalgOp)) {
+        // contribution[n, oh, ow, c] = sum_f dy[n, oh, ow, f] * K[kh, kw, c, f]
+        auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+        AffineMap dyMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx);
+        AffineMap kernelMap =
+            AffineMap::get(5, 0,
+                           {getAffineConstantExpr(kh, ctx),
+                            getAffineConstantExpr(kw, ctx), d(3), d(4)},
+                           ctx);
+        AffineMap outMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
+        SmallVector<utils::IteratorType> iterators(
+            4, utils::IteratorType::parallel);
+        iterators.push_back(utils::IteratorType::reduction);
+        contribution =
+            create<linalg::GenericOp>(
+                TypeRange{sliceType},
+                ValueRange{dy, linalgOp.getDpsInputs()[1]},
+                ValueRange{zerosLike(sliceType)},
+                ArrayRef<AffineMap>{dyMap, kernelMap, outMap}, iterators,
+                [](OpBuilder &b, Location loc, ValueRange args) {
+                  Value product =
+                      arith::MulFOp::create(b, loc, args[0], args[1]);
+                  Value sum = arith::AddFOp::create(b, loc, args[2], product);
+                  linalg::YieldOp::create(b, loc, sum);
+                })
+                .getResult(0);
+      } else if (isa<linalg::PoolingNhwcMaxOp>(*linalgOp)) {
+        // Every element of the window equal to the maximum receives dy.
+        Value taps = create<tensor::ExtractSliceOp>(sliceType, input, offsets,
+                                                    sizes, strides);
+        AffineMap identity = builder.getMultiDimIdentityMap(4);
+        contribution =
+            create<linalg::GenericOp>(
+                TypeRange{sliceType},
+                ValueRange{taps, linalgOp->getResult(0), dy},
+                ValueRange{
+                    create<tensor::EmptyOp>(sliceType.getShape(), element)},
+                ArrayRef<AffineMap>{identity, identity, identity, identity},
+                SmallVector<utils::IteratorType>(4,
+                                                 utils::IteratorType::parallel),
+                [](OpBuilder &b, Location loc, ValueRange args) {
+                  Value isMax = arith::CmpFOp::create(
+                      b, loc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+                  Value zero = arith::ConstantOp::create(
+                      b, loc,
+                      cast<TypedAttr>(b.getZeroAttr(args[2].getType())));
+                  Value picked =
+                      arith::SelectOp::create(b, loc, isMax, args[2], zero);
+                  linalg::YieldOp::create(b, loc, picked);
+                })
+                .getResult(0);
+      } else {
+        contribution = dy; // sum pooling
+      }
+      Value current = create<tensor::ExtractSliceOp>(sliceType, gradient,
+                                                     offsets, sizes, strides);
+      gradient = create<tensor::InsertSliceOp>(
+          addTensors(current, contribution), gradient, offsets, sizes, strides);
+    }
+  }
+  addAdjoint(input, gradient);
+  return success();
 }
 
 LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
@@ -381,6 +502,15 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
                                      "the initial value of a max reduction "
                                      "depends on a differentiated argument");
       addAdjoint(operand.get(), resultAdjoints[j]);
+      continue;
+    }
+    // A convolution's or pooling's input is read through a window
+    // (oh * stride + kh): its gradient is assembled tap by tap.
+    if (std::optional<Window> window = getNHWCWindow(linalgOp);
+        window && operand.getOperandNumber() == 0) {
+      if (resultAdjoints[0] && failed(differentiateWindowInput(
+                                   linalgOp, *window, resultAdjoints[0])))
+        return failure();
       continue;
     }
     if (failed(
