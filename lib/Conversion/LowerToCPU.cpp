@@ -41,6 +41,9 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // buffer right after its last use instead.
   pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
 
+  // One function per kernel keeps LLVM's compile time linear in the number
+  // of ops.
+  pm.addPass(createRecastOutlineKernelsPass());
   // Structured ops to loops, loops to branches.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

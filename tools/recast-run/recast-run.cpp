@@ -80,6 +80,10 @@ static cl::list<std::string>
                       "argument (a parameter, state, or a batch used at "
                       "every step)"),
              cl::cat(runCategory));
+static cl::opt<unsigned>
+    optLevel("O",
+             cl::desc("LLVM optimization level of the JIT (0-3, default 2)"),
+             cl::init(2), cl::Prefix, cl::cat(runCategory));
 static cl::opt<std::string> dataDir(
     "data",
     cl::desc("Directory of <arg name>.npy files, one per batch argument, each "
@@ -510,10 +514,16 @@ static int runMain(int argc, char **argv) {
     return fail("compiling @" + entryName + " for the CPU failed");
 
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3");
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+  engineOptions.jitCodeGenOptLevel =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
   auto engineOr = ExecutionEngine::create(*module, engineOptions);
   if (!engineOr)
     return failWith(engineOr.takeError());

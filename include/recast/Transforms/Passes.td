@@ -175,6 +175,49 @@ def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
   ];
 }
 
+def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
+  let summary = "Move each linalg op on buffers into a function of its own";
+  let description = [{
+    After bufferization, replaces every `linalg` op on memrefs by a
+    `func.call` of a new private function that holds only that op (its
+    operands and the values its body reads from above become arguments).
+    The functions are marked `noinline`.
+
+    A training step is one function with hundreds to thousands of loop
+    nests; LLVM's loop passes scale badly with function size (compiling
+    ResNet-18's step as one function takes minutes), while a function per
+    kernel keeps every optimization local and the whole JIT compile in
+    seconds. The call costs nanoseconds per kernel.
+
+    Before:
+
+    ```mlir
+    func.func @step(%a: memref<64xf32>, %b: memref<64xf32>) {
+      linalg.exp ins(%a : memref<64xf32>) outs(%b : memref<64xf32>)
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%a: memref<64xf32>, %b: memref<64xf32>) {
+      call @step_kernel_0(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+      return
+    }
+    func.func private @step_kernel_0(%a: memref<64xf32>, %b: memref<64xf32>)
+        attributes {passthrough = ["noinline"]} {
+      linalg.exp ins(%a : memref<64xf32>) outs(%b : memref<64xf32>)
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["func::FuncDialect"];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "Kernels outlined">,
+  ];
+}
+
 def RecastStripAnnotationsPass : Pass<"recast-strip-annotations", "ModuleOp"> {
   let summary = "Remove recast's discardable attributes once they are consumed";
   let description = [{

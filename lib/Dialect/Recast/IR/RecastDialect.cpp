@@ -107,5 +107,11 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
                 "\"f8E5M2\"";
     return success();
   }
+  if (name == kKernelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a function";
+    return success();
+  }
   return op->emitError() << "unknown recast attribute '" << name << "'";
 }

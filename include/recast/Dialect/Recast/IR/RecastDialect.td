@@ -35,6 +35,8 @@ def Recast_Dialect : Dialect {
     * `recast.remat` (string, on an op): `save` or `recompute`.
     * `recast.precision` (string, on an op or function): `f32`, `bf16`,
       `f16`, `f8E4M3FN` or `f8E5M2`.
+    * `recast.kernel` (unit, on a function): the function holds one kernel
+      outlined by `recast-outline-kernels`.
 
     Training-step calling convention: the function returns the loss (a
     rank-0 `f32` tensor) first, then one value per `recast.param` or
@@ -52,6 +54,7 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kRematAttrName = "recast.remat";
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "recast.precision";
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";
   }];
 }
 

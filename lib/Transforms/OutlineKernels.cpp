@@ -1,0 +1,81 @@
+//===- OutlineKernels.cpp - One function per linalg op on buffers ---------===//
+
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTOUTLINEKERNELSPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+
+namespace {
+struct RecastOutlineKernelsPass
+    : public recast::impl::RecastOutlineKernelsPassBase<
+          RecastOutlineKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    OpBuilder builder(module.getContext());
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal() ||
+          func->hasAttr(recast::RecastDialect::kKernelAttrName))
+        continue;
+      SmallVector<linalg::LinalgOp> kernels;
+      func.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
+        if (op.hasPureBufferSemantics())
+          kernels.push_back(op);
+        return WalkResult::skip();
+      });
+      for (auto [index, kernel] : llvm::enumerate(kernels))
+        outline(kernel, func, index, symbols, builder);
+    }
+  }
+
+  void outline(linalg::LinalgOp kernel, func::FuncOp parent, size_t index,
+               SymbolTable &symbols, OpBuilder &builder) {
+    // Arguments: the op's operands, then what its body reads from above.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(kernel->getRegions(), captured);
+    SmallVector<Value> args(kernel->getOperands());
+    for (Value value : captured)
+      if (!llvm::is_contained(args, value))
+        args.push_back(value);
+    SmallVector<Type> argTypes = llvm::to_vector(
+        llvm::map_range(args, [](Value v) { return v.getType(); }));
+
+    builder.setInsertionPointAfter(parent);
+    auto function = func::FuncOp::create(
+        builder, kernel.getLoc(),
+        (parent.getSymName() + "_kernel_" + Twine(index)).str(),
+        builder.getFunctionType(argTypes, {}));
+    function.setPrivate();
+    function->setAttr(recast::RecastDialect::kKernelAttrName,
+                      builder.getUnitAttr());
+    // Inlining them back would rebuild the one huge function.
+    function->setAttr("passthrough", builder.getArrayAttr(
+                                         {builder.getStringAttr("noinline")}));
+    symbols.insert(function);
+    Block *body = function.addEntryBlock();
+    IRMapping mapping;
+    mapping.map(args, body->getArguments());
+    builder.setInsertionPointToStart(body);
+    builder.clone(*kernel, mapping);
+    func::ReturnOp::create(builder, kernel.getLoc());
+
+    builder.setInsertionPoint(kernel);
+    func::CallOp::create(builder, kernel.getLoc(), function, args);
+    kernel->erase();
+    ++numKernels;
+  }
+};
+} // namespace
