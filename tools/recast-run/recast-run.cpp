@@ -90,6 +90,11 @@ static cl::opt<std::string> dataDir(
              "shaped (num_batches,) + the argument's shape; step k uses "
              "batch k mod num_batches"),
     cl::cat(runCategory));
+static cl::opt<std::string> rematBudget(
+    "remat",
+    cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
+             "fraction of the step's peak such as 0.7) before compiling"),
+    cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
             cl::desc("Directory to write the final parameters and state "
@@ -401,6 +406,12 @@ static int runMain(int argc, char **argv) {
   {
     PassManager autodiff(&context);
     autodiff.addPass(mlir::recast::createRecastAutodiffPass());
+    if (!rematBudget.empty()) {
+      mlir::recast::RecastRematPassOptions options;
+      options.budget = rematBudget;
+      autodiff.addNestedPass<func::FuncOp>(
+          mlir::recast::createRecastRematPass(options));
+    }
     if (failed(autodiff.run(*module)))
       return fail("differentiating @" + entryName + " failed");
     for (auto other : module->getOps<func::FuncOp>())

@@ -111,6 +111,67 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Rematerialization
+//===----------------------------------------------------------------------===//
+
+def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
+  let summary = "Recompute activations to fit a training step in a memory budget";
+  let description = [{
+    Translates the function into lib/Remat's problem (RematGraph: one node
+    per op, FLOPs from the iteration domain, output bytes from the tensor
+    types, so bf16 activations weigh half; returned values kept live;
+    arguments resident), solves it for the budget with the chosen solver,
+    and rewrites the body to the schedule: ops are reordered, and an op
+    evaluated more than once is cloned right where its value is needed
+    again, its consumers reading the latest evaluation. The semantics are
+    unchanged; the evaluator verifies the schedule's peak before the IR is
+    touched.
+
+    It applies to public functions (training steps); private ones are
+    helpers. `budget` is bytes (`budget=1048576`) or a fraction of the peak
+    of the function as written (`budget=0.7`); without it the pass does
+    nothing. Ops marked `recast.remat = "save"`
+    are never recomputed. A budget no solver meets is an error stating the
+    smallest peak recast reached.
+
+    The report (`report=<path or ->`) has `function`, `solver`,
+    `budget_bytes`, `baseline_peak_bytes`, `peak_bytes`, `baseline_flops`,
+    `recompute_flops`, `saved`, `recomputed` (each recomputed op with its
+    location and count), `solve_ms`, `optimal`.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "Memory budget: bytes, or a fraction (0, 1] of the peak as written">,
+    Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
+           "none, sqrt, chain-dp, greedy, milp or auto">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
+           "Seconds the searching solvers (milp, auto) may use">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Where to write the JSON report: a file path, or - for stdout">,
+  ];
+  let dependentDialects = ["func::FuncDialect"];
+  let statistics = [
+    Statistic<"numOpsRecomputed", "num-ops-recomputed",
+              "Op evaluations added to the schedule">,
+  ];
+}
+
+def RecastExportGraphPass : Pass<"recast-export-graph", "ModuleOp"> {
+  let summary = "Write the rematerialization problem of each function as JSON";
+  let description = [{
+    Writes, for every function with a body, the problem `--recast-remat`
+    would solve (nodes with FLOPs and bytes, edges, kept-live outputs and the
+    arguments' resident bytes) in recast's graph JSON (docs/Remat.md), so
+    that `recast-solve` or outside tools can solve or check it. With several
+    functions the file holds a JSON array of graphs.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Where to write the graph: a file path, or - for stdout">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Lowering helpers
 //===----------------------------------------------------------------------===//
 

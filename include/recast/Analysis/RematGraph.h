@@ -1,0 +1,48 @@
+//===- RematGraph.h - A function as a rematerialization problem -*- C++ -*-===//
+//
+// Translates a training step into lib/Remat's abstract problem: one node per
+// op of the function body (its cost in FLOPs, its output bytes from the
+// tensor types), an edge per SSA use (uses inside regions included), the
+// returned values kept live, and the arguments' bytes resident. The solver
+// never sees MLIR; the pass maps its schedule back through this class.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_ANALYSIS_REMATGRAPH_H
+#define RECAST_ANALYSIS_REMATGRAPH_H
+
+#include "recast/Remat/Problem.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::recast {
+
+/// Estimated FLOPs of one evaluation of `op`: for a linalg op, the size of
+/// its iteration domain times the scalar ops of its body; for other ops with
+/// tensor results, one per result element; 0 for ops that only reshape or
+/// create empty tensors.
+double estimateFlops(Operation *op);
+
+class RematGraph {
+public:
+  /// Builds the problem of `func`'s body. Fails, with a diagnostic, on
+  /// several blocks, dynamic shapes, or an op with side effects that a
+  /// schedule could reorder.
+  static FailureOr<RematGraph> build(FunctionOpInterface func);
+
+  const ::recast::remat::Problem &getProblem() const { return problem; }
+  Operation *getOp(::recast::remat::NodeIndex node) const { return ops[node]; }
+  ::recast::remat::NodeIndex getNode(Operation *op) const {
+    return nodeOf.lookup(op);
+  }
+  size_t size() const { return ops.size(); }
+
+private:
+  ::recast::remat::Problem problem;
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, ::recast::remat::NodeIndex> nodeOf;
+};
+
+} // namespace mlir::recast
+
+#endif // RECAST_ANALYSIS_REMATGRAPH_H

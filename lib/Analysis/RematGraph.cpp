@@ -1,0 +1,95 @@
+//===- RematGraph.cpp - A function as a rematerialization problem ---------===//
+
+#include "recast/Analysis/RematGraph.h"
+#include "recast/Analysis/MemoryReport.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::recast;
+namespace remat = ::recast::remat;
+
+double mlir::recast::estimateFlops(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    double domain = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges())
+      domain *= ShapedType::isDynamic(range) ? 1 : double(range);
+    double bodyOps = 0;
+    for (Operation &inner : linalgOp.getBlock()->without_terminator()) {
+      (void)inner;
+      ++bodyOps;
+    }
+    return domain * std::max(bodyOps, 1.0);
+  }
+  if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+          tensor::CastOp>(op))
+    return 0;
+  double elements = 0;
+  for (Type type : op->getResultTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.hasStaticShape())
+      elements += double(tensor.getNumElements());
+  return elements;
+}
+
+FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func) {
+  Region &body = func.getFunctionBody();
+  if (!body.hasOneBlock())
+    return func.emitError() << "rematerialization needs a single-block "
+                               "function body";
+  Block &block = body.front();
+  RematGraph graph;
+  graph.problem.name = SymbolTable::getSymbolName(func).str();
+  for (BlockArgument arg : block.getArguments()) {
+    std::optional<int64_t> bytes = getTensorBytes(arg.getType());
+    if (!bytes)
+      return func.emitError()
+             << "rematerialization needs static shapes, got " << arg.getType();
+    graph.problem.residentBytes += *bytes;
+  }
+
+  Operation *terminator = block.getTerminator();
+  for (Operation &op : block.without_terminator()) {
+    if (!isMemoryEffectFree(&op) && !isa<tensor::EmptyOp>(op))
+      return op.emitError() << "cannot reschedule '" << op.getName()
+                            << "': it has side effects";
+    remat::Node node;
+    node.id = int64_t(graph.ops.size());
+    node.name = op.getName().getStringRef().str();
+    node.cost = estimateFlops(&op);
+    for (Value result : op.getResults()) {
+      std::optional<int64_t> bytes = getTensorBytes(result.getType());
+      if (!bytes)
+        return op.emitError() << "rematerialization needs static shapes, got "
+                              << result.getType();
+      if (!isa<tensor::EmptyOp>(op))
+        node.bytes += uint64_t(*bytes);
+    }
+    // A user's "save" keeps the op from being recomputed: an evaluation
+    // beyond the first would cost more than any schedule can save.
+    if (auto remat =
+            op.getAttrOfType<StringAttr>(RecastDialect::kRematAttrName);
+        remat && remat.getValue() == "save")
+      node.cost = std::max(node.cost, 1.0) * 1e12;
+    node.keepLive = llvm::any_of(
+        op.getUsers(), [&](Operation *user) { return user == terminator; });
+    remat::NodeIndex index = graph.problem.addNode(std::move(node));
+    graph.nodeOf[&op] = index;
+    graph.ops.push_back(&op);
+  }
+
+  // Edges: every value an op reads, in its operands or inside its regions.
+  for (Operation *op : graph.ops) {
+    SetVector<Value> read(op->getOperands().begin(), op->getOperands().end());
+    getUsedValuesDefinedAbove(op->getRegions(), read);
+    for (Value value : read)
+      if (Operation *producer = value.getDefiningOp())
+        if (auto it = graph.nodeOf.find(producer); it != graph.nodeOf.end())
+          graph.problem.addEdge(it->second, graph.nodeOf[op]);
+  }
+  return graph;
+}
