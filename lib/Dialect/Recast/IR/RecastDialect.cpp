@@ -109,8 +109,8 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kKernelAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
-      return op->emitError() << "'" << name
-                             << "' must be a unit attribute on a function";
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a function";
     return success();
   }
   return op->emitError() << "unknown recast attribute '" << name << "'";
