@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
 
 namespace mlir::recast {
 

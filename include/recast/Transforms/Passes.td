@@ -110,6 +110,54 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
   ];
 }
 
+def RecastTrainStepPass : Pass<"recast-train-step", "ModuleOp"> {
+  let summary = "Build a functional training step from a loss function";
+  let description = [{
+    Creates `@<step>` (option `step`, default `train_step`) from the loss
+    function `@<loss>` (option `loss`, default `loss`) whose parameter
+    arguments carry `{recast.param}`:
+
+    ```
+    @train_step(params..., optimizer state..., batch...)
+        -> (loss, new params..., new state...)
+    ```
+
+    following recast's calling convention (parameters and state marked
+    `recast.param` / `recast.state`, results in argument order). The
+    gradients come from `recast.value_and_grad` (run `--recast-autodiff`
+    after, or let recast-run do it). The update follows PyTorch's
+    definitions:
+
+    * `sgd`: `p -= lr * (g + wd * p)`.
+    * `momentum`: `b = mu * b + (g + wd * p)`, `p -= lr * b` (one buffer per
+      parameter, zero-initialized, which equals PyTorch's first-step copy).
+    * `adamw`: `t += 1`, `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`,
+      `p *= 1 - lr * wd` (decoupled decay), then
+      `p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`; the state
+      is `m` and `v` per parameter and the step count `t` (a `tensor<f32>`).
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"loss\"",
+           "The loss function to differentiate">,
+    Option<"step", "step", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training step to create">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 penalty (sgd, momentum) or decoupled decay (adamw)">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum of the momentum optimizer">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+  ];
+  let dependentDialects = [
+    "func::FuncDialect", "linalg::LinalgDialect", "arith::ArithDialect",
+    "math::MathDialect", "tensor::TensorDialect", "recast::RecastDialect"
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Rematerialization
 //===----------------------------------------------------------------------===//

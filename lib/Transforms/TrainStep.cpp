@@ -1,0 +1,288 @@
+//===- TrainStep.cpp - A functional training step from a loss function ----===//
+
+#include "recast/Dialect/Recast/IR/RecastOps.h"
+#include "recast/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTTRAINSTEPPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+using namespace mlir::recast;
+
+namespace {
+
+enum class Optimizer { SGD, Momentum, AdamW };
+
+/// Builds `ins...` -> one tensor of `type` with an elementwise body; inputs
+/// of rank 0 (the AdamW step count) broadcast to every element.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange inputs,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    maps.push_back(inputType.getRank() == 0
+                       ? AffineMap::get(type.getRank(), 0, b.getContext())
+                       : b.getMultiDimIdentityMap(type.getRank()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{empty}, maps,
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value result = body(nested, nestedLoc, args.drop_back());
+               linalg::YieldOp::create(nested, nestedLoc, result);
+             })
+      .getResult(0);
+}
+
+struct RecastTrainStepPass
+    : public mlir::recast::impl::RecastTrainStepPassBase<RecastTrainStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto lossFunc = module.lookupSymbol<func::FuncOp>(loss);
+    if (!lossFunc || lossFunc.isExternal()) {
+      module.emitError() << "no loss function @" << loss << " with a body";
+      return signalPassFailure();
+    }
+    std::optional<Optimizer> kind =
+        llvm::StringSwitch<std::optional<Optimizer>>(optimizer)
+            .Case("sgd", Optimizer::SGD)
+            .Case("momentum", Optimizer::Momentum)
+            .Case("adamw", Optimizer::AdamW)
+            .Default(std::nullopt);
+    if (!kind) {
+      module.emitError() << "unknown optimizer '" << optimizer
+                         << "' (expected sgd, momentum or adamw)";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(step)) {
+      module.emitError() << "a symbol @" << step << " already exists";
+      return signalPassFailure();
+    }
+
+    // Parameters are the loss's {recast.param} arguments; the rest is batch.
+    SmallVector<unsigned> params, batch;
+    for (unsigned i = 0; i < lossFunc.getNumArguments(); ++i)
+      (lossFunc.getArgAttr(i, RecastDialect::kParamAttrName) ? params : batch)
+          .push_back(i);
+    if (params.empty()) {
+      lossFunc.emitError() << "no argument is marked {recast.param}";
+      return signalPassFailure();
+    }
+    ArrayRef<Type> lossInputs = lossFunc.getArgumentTypes();
+    for (unsigned i : params)
+      if (!isa<RankedTensorType>(lossInputs[i]) ||
+          !isa<FloatType>(getElementTypeOrSelf(lossInputs[i]))) {
+        lossFunc.emitError() << "parameter argument #" << i
+                             << " must be a floating-point tensor";
+        return signalPassFailure();
+      }
+    auto lossType =
+        lossFunc.getNumResults() == 1
+            ? dyn_cast<RankedTensorType>(lossFunc.getResultTypes()[0])
+            : RankedTensorType();
+    if (!lossType || lossType.getRank() != 0) {
+      lossFunc.emitError() << "the loss function must return one rank-0 "
+                              "tensor";
+      return signalPassFailure();
+    }
+
+    // Signature: params, state, batch -> loss, new params, new state.
+    SmallVector<Type> paramTypes, stateTypes;
+    for (unsigned i : params)
+      paramTypes.push_back(lossInputs[i]);
+    int statesPerParam = *kind == Optimizer::SGD        ? 0
+                         : *kind == Optimizer::Momentum ? 1
+                                                        : 2;
+    for (int s = 0; s < statesPerParam; ++s)
+      llvm::append_range(stateTypes, paramTypes);
+    Type stepCountType;
+    if (*kind == Optimizer::AdamW) {
+      stepCountType =
+          RankedTensorType::get({}, Float32Type::get(&getContext()));
+      stateTypes.push_back(stepCountType);
+    }
+    SmallVector<Type> inputs(paramTypes);
+    llvm::append_range(inputs, stateTypes);
+    for (unsigned i : batch)
+      inputs.push_back(lossInputs[i]);
+    SmallVector<Type> results = {lossType};
+    llvm::append_range(results, paramTypes);
+    llvm::append_range(results, stateTypes);
+
+    OpBuilder builder(&getContext());
+    builder.setInsertionPointAfter(lossFunc);
+    Location loc = lossFunc.getLoc();
+    auto stepFunc = func::FuncOp::create(
+        builder, loc, step, builder.getFunctionType(inputs, results));
+    Block *body = stepFunc.addEntryBlock();
+    unsigned numParams = params.size(), numStates = stateTypes.size();
+    for (unsigned i = 0; i < numParams; ++i) {
+      stepFunc.setArgAttr(i, RecastDialect::kParamAttrName,
+                          builder.getUnitAttr());
+      // Keep the loss's initialization rule for the parameter.
+      if (Attribute init =
+              lossFunc.getArgAttr(params[i], RecastDialect::kInitAttrName))
+        stepFunc.setArgAttr(i, RecastDialect::kInitAttrName, init);
+    }
+    for (unsigned i = 0; i < numStates; ++i)
+      stepFunc.setArgAttr(numParams + i, RecastDialect::kStateAttrName,
+                          builder.getUnitAttr());
+    for (auto [k, i] : llvm::enumerate(batch))
+      for (NamedAttribute attr : function_interface_impl::getArgAttrs(
+               cast<FunctionOpInterface>(*lossFunc), i))
+        stepFunc.setArgAttr(numParams + numStates + k, attr.getName(),
+                            attr.getValue());
+
+    builder.setInsertionPointToStart(body);
+    SmallVector<Value> lossOperands(lossFunc.getNumArguments());
+    for (auto [k, i] : llvm::enumerate(params))
+      lossOperands[i] = body->getArgument(k);
+    for (auto [k, i] : llvm::enumerate(batch))
+      lossOperands[i] = body->getArgument(numParams + numStates + k);
+    SmallVector<int64_t> wrt(params.begin(), params.end());
+    SmallVector<Type> gradResults = {lossType};
+    llvm::append_range(gradResults, paramTypes);
+    auto valueAndGrad =
+        ValueAndGradOp::create(builder, loc, gradResults, lossFunc.getSymName(),
+                               lossOperands, builder.getDenseI64ArrayAttr(wrt));
+
+    SmallVector<Value> newParams, newStates;
+    auto argAt = [&](unsigned i) { return body->getArgument(i); };
+    for (unsigned k = 0; k < numParams; ++k) {
+      Value p = argAt(k);
+      Value g = valueAndGrad.getResult(k + 1);
+      auto type = cast<RankedTensorType>(p.getType());
+      Type element = type.getElementType();
+      auto constant = [&](OpBuilder &b, Location l, double v) -> Value {
+        return arith::ConstantOp::create(b, l, b.getFloatAttr(element, v));
+      };
+      double wd = weightDecay, rate = lr;
+      switch (*kind) {
+      case Optimizer::SGD:
+        newParams.push_back(elementwise(
+            builder, loc, type, {p, g},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value grad = arith::AddFOp::create(
+                  b, l, a[1],
+                  arith::MulFOp::create(b, l, a[0], constant(b, l, wd)));
+              return arith::SubFOp::create(
+                  b, l, a[0],
+                  arith::MulFOp::create(b, l, grad, constant(b, l, rate)));
+            }));
+        break;
+      case Optimizer::Momentum: {
+        Value buffer = argAt(numParams + k);
+        double mu = momentum;
+        Value newBuffer = elementwise(
+            builder, loc, type, {p, g, buffer},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value grad = arith::AddFOp::create(
+                  b, l, a[1],
+                  arith::MulFOp::create(b, l, a[0], constant(b, l, wd)));
+              return arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, a[2], constant(b, l, mu)),
+                  grad);
+            });
+        newStates.push_back(newBuffer);
+        newParams.push_back(elementwise(
+            builder, loc, type, {p, newBuffer},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              return arith::SubFOp::create(
+                  b, l, a[0],
+                  arith::MulFOp::create(b, l, a[1], constant(b, l, rate)));
+            }));
+        break;
+      }
+      case Optimizer::AdamW: {
+        Value m = argAt(numParams + k);
+        Value v = argAt(numParams + numParams + k);
+        Value count = argAt(numParams + 2 * numParams);
+        double b1 = beta1, b2 = beta2, epsilon = eps;
+        Value newM = elementwise(
+            builder, loc, type, {g, m},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              return arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, a[1], constant(b, l, b1)),
+                  arith::MulFOp::create(b, l, a[0], constant(b, l, 1 - b1)));
+            });
+        Value newV = elementwise(
+            builder, loc, type, {g, v},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value square = arith::MulFOp::create(b, l, a[0], a[0]);
+              return arith::AddFOp::create(
+                  b, l, arith::MulFOp::create(b, l, a[1], constant(b, l, b2)),
+                  arith::MulFOp::create(b, l, square, constant(b, l, 1 - b2)));
+            });
+        newStates.push_back(newM);
+        newStates.push_back(newV);
+        newParams.push_back(elementwise(
+            builder, loc, type, {p, newM, newV, count},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              // t = count + 1, the step being taken.
+              Value one32 =
+                  arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
+              Value t = arith::AddFOp::create(b, l, a[3], one32);
+              if (element != t.getType())
+                t = arith::ExtFOp::create(b, l, element, t);
+              Value one = constant(b, l, 1);
+              Value correction1 = arith::SubFOp::create(
+                  b, l, one, math::PowFOp::create(b, l, constant(b, l, b1), t));
+              Value correction2 = arith::SubFOp::create(
+                  b, l, one, math::PowFOp::create(b, l, constant(b, l, b2), t));
+              Value mHat = arith::DivFOp::create(b, l, a[1], correction1);
+              Value vHat = arith::DivFOp::create(b, l, a[2], correction2);
+              Value denominator =
+                  arith::AddFOp::create(b, l, math::SqrtOp::create(b, l, vHat),
+                                        constant(b, l, epsilon));
+              Value decayed = arith::MulFOp::create(
+                  b, l, a[0], constant(b, l, 1 - rate * wd));
+              Value update = arith::MulFOp::create(
+                  b, l, arith::DivFOp::create(b, l, mHat, denominator),
+                  constant(b, l, rate));
+              return arith::SubFOp::create(b, l, decayed, update);
+            }));
+        break;
+      }
+      }
+    }
+    if (*kind == Optimizer::AdamW) {
+      // The m buffers, then the v buffers, in argument order.
+      SmallVector<Value> ordered;
+      for (unsigned k = 0; k < numParams; ++k)
+        ordered.push_back(newStates[2 * k]);
+      for (unsigned k = 0; k < numParams; ++k)
+        ordered.push_back(newStates[2 * k + 1]);
+      Value count = argAt(numParams + 2 * numParams);
+      ordered.push_back(elementwise(
+          builder, loc, cast<RankedTensorType>(stepCountType), {count},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::AddFOp::create(
+                b, l, a[0],
+                arith::ConstantOp::create(b, l, b.getF32FloatAttr(1)));
+          }));
+      newStates = ordered;
+    }
+    SmallVector<Value> returned = {valueAndGrad.getResult(0)};
+    llvm::append_range(returned, newParams);
+    llvm::append_range(returned, newStates);
+    func::ReturnOp::create(builder, loc, returned);
+  }
+};
+} // namespace

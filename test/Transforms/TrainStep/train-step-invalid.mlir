@@ -1,0 +1,18 @@
+// RUN: not recast-opt %s -recast-train-step="optimizer=lamb" 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not recast-opt %s -recast-train-step="loss=missing" 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not recast-opt %s -recast-train-step="loss=no_params" 2>&1 | FileCheck %s --check-prefix=PARAMS
+// RUN: not recast-opt %s -recast-train-step="step=loss" 2>&1 | FileCheck %s --check-prefix=EXISTS
+
+// OPT: error: unknown optimizer 'lamb' (expected sgd, momentum or adamw)
+// LOSS: error: no loss function @missing with a body
+// PARAMS: error: no argument is marked {recast.param}
+// EXISTS: error: a symbol @loss already exists
+
+func.func @loss(%w: tensor<4xf32> {recast.param}) -> tensor<f32> {
+  %c = arith.constant dense<1.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+func.func @no_params(%w: tensor<4xf32>) -> tensor<f32> {
+  %c = arith.constant dense<1.0> : tensor<f32>
+  return %c : tensor<f32>
+}
