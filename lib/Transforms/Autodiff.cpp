@@ -33,6 +33,8 @@ namespace {
 /// The window of a 2-D NHWC convolution or pooling op.
 struct Window {
   int64_t kernelH, kernelW, strideH, strideW, dilationH, dilationW;
+  /// NCHW rather than NHWC.
+  bool channelsFirst;
 };
 
 /// Builds the forward and the backward of one value_and_grad op.
@@ -225,64 +227,91 @@ void ReverseModeBuilder::addAdjoint(Value value, Value contribution) {
     it->second = addTensors(it->second, contribution);
 }
 
-static std::optional<Window> getNHWCWindow(linalg::LinalgOp linalgOp) {
-  auto fromAttrs = [](Value kernel, DenseIntElementsAttr strides,
-                      DenseIntElementsAttr dilations) {
+static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
+  // `kernelDim` is where the kernel's height is in the window operand's
+  // shape (HWCF and the pooling window: 0; FCHW: 2).
+  auto fromAttrs = [](Value kernel, unsigned kernelDim,
+                      DenseIntElementsAttr strides,
+                      DenseIntElementsAttr dilations, bool channelsFirst) {
     auto shape = cast<ShapedType>(kernel.getType()).getShape();
     auto s = llvm::to_vector(strides.getValues<int64_t>());
     auto d = llvm::to_vector(dilations.getValues<int64_t>());
-    return Window{shape[0], shape[1], s[0], s[1], d[0], d[1]};
+    return Window{
+        shape[kernelDim], shape[kernelDim + 1], s[0], s[1], d[0], d[1],
+        channelsFirst};
   };
-  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(*linalgOp))
-    return fromAttrs(conv.getInputs()[1], conv.getStrides(),
-                     conv.getDilations());
-  if (auto pool = dyn_cast<linalg::PoolingNhwcMaxOp>(*linalgOp))
-    return fromAttrs(pool.getInputs()[1], pool.getStrides(),
-                     pool.getDilations());
-  if (auto pool = dyn_cast<linalg::PoolingNhwcSumOp>(*linalgOp))
-    return fromAttrs(pool.getInputs()[1], pool.getStrides(),
-                     pool.getDilations());
+  Operation *op = linalgOp.getOperation();
+  if (auto conv = dyn_cast<linalg::Conv2DNhwcHwcfOp>(op))
+    return fromAttrs(conv.getInputs()[1], 0, conv.getStrides(),
+                     conv.getDilations(), false);
+  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
+    return fromAttrs(conv.getInputs()[1], 2, conv.getStrides(),
+                     conv.getDilations(), true);
+  if (auto pool = dyn_cast<linalg::PoolingNhwcMaxOp>(op))
+    return fromAttrs(pool.getInputs()[1], 0, pool.getStrides(),
+                     pool.getDilations(), false);
+  if (auto pool = dyn_cast<linalg::PoolingNhwcSumOp>(op))
+    return fromAttrs(pool.getInputs()[1], 0, pool.getStrides(),
+                     pool.getDilations(), false);
+  if (auto pool = dyn_cast<linalg::PoolingNchwMaxOp>(op))
+    return fromAttrs(pool.getInputs()[1], 0, pool.getStrides(),
+                     pool.getDilations(), true);
+  if (auto pool = dyn_cast<linalg::PoolingNchwSumOp>(op))
+    return fromAttrs(pool.getInputs()[1], 0, pool.getStrides(),
+                     pool.getDilations(), true);
   return std::nullopt;
 }
 
 LogicalResult
 ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                                              const Window &window, Value dy) {
-  // Tap (kh, kw) reads input[n, oh*sh + kh*dh, ow*sw + kw*dw, c]: its
+  // Tap (kh, kw) reads input[n, oh*sh + kh*dh, ow*sw + kw*dw, c] (NHWC;
+  // likewise in NCHW): its
   // contribution, shaped like the output, is added back into that strided
   // slice of the input's gradient.
   Value input = linalgOp.getDpsInputs()[0];
   auto inputType = cast<RankedTensorType>(input.getType());
   auto dyType = cast<RankedTensorType>(dy.getType());
   Type element = inputType.getElementType();
-  int64_t batch = dyType.getDimSize(0), outH = dyType.getDimSize(1),
-          outW = dyType.getDimSize(2), channels = inputType.getDimSize(3);
-  auto sliceType =
-      RankedTensorType::get({batch, outH, outW, channels}, element);
-  SmallVector<OpFoldResult> sizes = {
-      builder.getIndexAttr(batch), builder.getIndexAttr(outH),
-      builder.getIndexAttr(outW), builder.getIndexAttr(channels)};
-  SmallVector<OpFoldResult> strides = {
-      builder.getIndexAttr(1), builder.getIndexAttr(window.strideH),
-      builder.getIndexAttr(window.strideW), builder.getIndexAttr(1)};
+  // Positions of the height, width and channel dimensions.
+  unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1,
+           cDim = window.channelsFirst ? 1 : 3;
+  SmallVector<int64_t> sliceShape(4);
+  sliceShape[0] = dyType.getDimSize(0);
+  sliceShape[hDim] = dyType.getDimSize(hDim);
+  sliceShape[wDim] = dyType.getDimSize(wDim);
+  sliceShape[cDim] = inputType.getDimSize(cDim);
+  auto sliceType = RankedTensorType::get(sliceShape, element);
+  SmallVector<OpFoldResult> sizes, strides(4, builder.getIndexAttr(1));
+  for (int64_t size : sliceShape)
+    sizes.push_back(builder.getIndexAttr(size));
+  strides[hDim] = builder.getIndexAttr(window.strideH);
+  strides[wDim] = builder.getIndexAttr(window.strideW);
   MLIRContext *ctx = builder.getContext();
   Value gradient = zerosLike(inputType);
   for (int64_t kh = 0; kh < window.kernelH; ++kh) {
     for (int64_t kw = 0; kw < window.kernelW; ++kw) {
-      SmallVector<OpFoldResult> offsets = {
-          builder.getIndexAttr(0), builder.getIndexAttr(kh * window.dilationH),
-          builder.getIndexAttr(kw * window.dilationW), builder.getIndexAttr(0)};
+      SmallVector<OpFoldResult> offsets(4, builder.getIndexAttr(0));
+      offsets[hDim] = builder.getIndexAttr(kh * window.dilationH);
+      offsets[wDim] = builder.getIndexAttr(kw * window.dilationW);
       Value contribution;
-      if (isa<linalg::Conv2DNhwcHwcfOp>(*linalgOp)) {
+      if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
+              linalgOp.getOperation())) {
         // contribution[n, oh, ow, c] = sum_f dy[n, oh, ow, f] * K[kh, kw, c, f]
+        // over the loops (n, oh, ow, c, f), in either layout.
         auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-        AffineMap dyMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx);
-        AffineMap kernelMap =
-            AffineMap::get(5, 0,
-                           {getAffineConstantExpr(kh, ctx),
-                            getAffineConstantExpr(kw, ctx), d(3), d(4)},
-                           ctx);
-        AffineMap outMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
+        AffineExpr khExpr = getAffineConstantExpr(kh, ctx),
+                   kwExpr = getAffineConstantExpr(kw, ctx);
+        AffineMap dyMap, kernelMap, outMap;
+        if (window.channelsFirst) {
+          dyMap = AffineMap::get(5, 0, {d(0), d(4), d(1), d(2)}, ctx);
+          kernelMap = AffineMap::get(5, 0, {d(4), d(3), khExpr, kwExpr}, ctx);
+          outMap = AffineMap::get(5, 0, {d(0), d(3), d(1), d(2)}, ctx);
+        } else {
+          dyMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx);
+          kernelMap = AffineMap::get(5, 0, {khExpr, kwExpr, d(3), d(4)}, ctx);
+          outMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
+        }
         SmallVector<utils::IteratorType> iterators(
             4, utils::IteratorType::parallel);
         iterators.push_back(utils::IteratorType::reduction);
@@ -299,7 +328,8 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                   linalg::YieldOp::create(b, loc, sum);
                 })
                 .getResult(0);
-      } else if (isa<linalg::PoolingNhwcMaxOp>(*linalgOp)) {
+      } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNchwMaxOp>(
+                     linalgOp.getOperation())) {
         // Every element of the window equal to the maximum receives dy.
         Value taps = create<tensor::ExtractSliceOp>(sliceType, input, offsets,
                                                     sizes, strides);
@@ -506,7 +536,7 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
     }
     // A convolution's or pooling's input is read through a window
     // (oh * stride + kh): its gradient is assembled tap by tap.
-    if (std::optional<Window> window = getNHWCWindow(linalgOp);
+    if (std::optional<Window> window = getWindow(linalgOp);
         window && operand.getOperandNumber() == 0) {
       if (resultAdjoints[0] && failed(differentiateWindowInput(
                                    linalgOp, *window, resultAdjoints[0])))

@@ -73,28 +73,28 @@ func.func @negative_scalar_rule(%w: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32
 
 // -----
 
-/// NCHW convolutions have no window rule yet (recast's zoo uses NHWC): the
-/// input's map (oh + kh) is reported.
-func.func @conv_loss(%x: tensor<1x1x4x4xf32>, %k: tensor<1x1x2x2xf32>) -> tensor<f32> {
+/// Depthwise convolution ops have no window rule (the zoo writes depthwise
+/// convolutions as slices): the input's map (oh + kh) is reported.
+func.func @conv_loss(%x: tensor<1x4x4x2xf32>, %k: tensor<2x2x2xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x1x3x3xf32>
-  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
-  // expected-error @below {{cannot differentiate 'linalg.conv_2d_nchw_fchw': operand #0's indexing map}}
-  %y = linalg.conv_2d_nchw_fchw ins(%x, %k : tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) outs(%z : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  %e = tensor.empty() : tensor<1x3x3x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32>
+  // expected-error @below {{cannot differentiate 'linalg.depthwise_conv_2d_nhwc_hwc': operand #0's indexing map}}
+  %y = linalg.depthwise_conv_2d_nhwc_hwc ins(%x, %k : tensor<1x4x4x2xf32>, tensor<2x2x2xf32>) outs(%z : tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32>
   %e0 = tensor.empty() : tensor<f32>
   %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
-  %l = linalg.reduce ins(%y : tensor<1x1x3x3xf32>) outs(%z0 : tensor<f32>) dimensions = [0, 1, 2, 3]
+  %l = linalg.reduce ins(%y : tensor<1x3x3x2xf32>) outs(%z0 : tensor<f32>) dimensions = [0, 1, 2, 3]
     (%a: f32, %acc: f32) {
       %s = arith.addf %acc, %a : f32
       linalg.yield %s : f32
     }
   return %l : tensor<f32>
 }
-func.func @negative_conv_input(%x: tensor<1x1x4x4xf32>, %k: tensor<1x1x2x2xf32>) -> (tensor<f32>, tensor<1x1x4x4xf32>) {
+func.func @negative_conv_input(%x: tensor<1x4x4x2xf32>, %k: tensor<2x2x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>) {
   // expected-note @below {{requested here}}
   %l, %dx = recast.value_and_grad @conv_loss(%x, %k) {wrt = array<i64: 0>}
-      : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> (tensor<f32>, tensor<1x1x4x4xf32>)
-  return %l, %dx : tensor<f32>, tensor<1x1x4x4xf32>
+      : (tensor<1x4x4x2xf32>, tensor<2x2x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>)
+  return %l, %dx : tensor<f32>, tensor<1x4x4x2xf32>
 }
 
 // -----
