@@ -40,6 +40,10 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // Upstream places those deallocations at the end of the block; free each
   // buffer right after its last use instead.
   pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+  // Those lifetimes are now explicit: one arena per function, with static
+  // offsets, so the step allocates once.
+  if (options.memoryPlan)
+    pm.addPass(createRecastMemoryPlanPass());
 
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.

@@ -16,6 +16,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
           "which recast's runtime implements and measures (recast-run sets "
           "this); off, buffers come from malloc/free as mlir-runner expects"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> memoryPlan{
+      *this, "memory-plan",
+      llvm::cl::desc("Place the function's buffers at static offsets in one "
+                     "arena (recast-memory-plan); off by default until the "
+                     "returned buffers are planned too (docs/MemoryPlan.md)"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,

@@ -284,6 +284,35 @@ def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
   ];
 }
 
+def RecastMemoryPlanPass : Pass<"recast-memory-plan", "ModuleOp"> {
+  let summary = "Place the buffers of a function at static offsets in one arena";
+  let description = [{
+    After bufferization and `recast-early-dealloc`: every `memref.alloc` of
+    the function body with a static shape and a `memref.dealloc` in the same
+    block has a known lifetime (from the alloc to the dealloc). lib/MemoryPlan
+    assigns each an offset in one arena (greedy by size, 64-byte aligned) so
+    that buffers alive together never overlap; the allocs become `memref.view`s
+    of one `memref.alloc` of the arena, and the deallocs one dealloc of it.
+    The step then allocates once, and its footprint is the arena: a number
+    known at compile time. Buffers that escape (returned results) keep their
+    own allocation.
+
+    The report (`report=<path or ->`) lists, in `functions`, per function:
+    `function`, `arena_bytes`,
+    `liveness_peak_bytes` (the lower bound: the most bytes alive at once),
+    `fragmentation` (arena / peak - 1), `planned_buffers` and
+    `unplanned_buffers`.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Where to write the JSON report: a file path, or - for stdout">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numPlanned", "num-planned", "Buffers placed in the arena">,
+  ];
+}
+
 def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
   let summary = "Move each linalg op on buffers into a function of its own";
   let description = [{
