@@ -4,6 +4,7 @@
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -36,7 +37,22 @@ double mlir::recast::estimateFlops(Operation *op) {
   return elements;
 }
 
-FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func) {
+bool mlir::recast::isContraction(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumReductionLoops() == 0 || !linalgOp.getBlock())
+    return false;
+  Operation *yield = linalgOp.getBlock()->getTerminator();
+  return llvm::any_of(yield->getOperands(), [](Value yielded) {
+    Operation *combiner = yielded.getDefiningOp();
+    return combiner && isa<arith::AddFOp>(combiner) &&
+           llvm::any_of(combiner->getOperands(), [](Value term) {
+             return term.getDefiningOp<arith::MulFOp>() != nullptr;
+           });
+  });
+}
+
+FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
+                                        bool keepContractions) {
   Region &body = func.getFunctionBody();
   if (!body.hasOneBlock())
     return func.emitError() << "rematerialization needs a single-block "
@@ -71,9 +87,9 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func) {
     }
     // A user's "save" keeps the op from being recomputed: an evaluation
     // beyond the first would cost more than any schedule can save.
-    if (auto remat =
-            op.getAttrOfType<StringAttr>(RecastDialect::kRematAttrName);
-        remat && remat.getValue() == "save")
+    auto remat = op.getAttrOfType<StringAttr>(RecastDialect::kRematAttrName);
+    if ((remat && remat.getValue() == "save") ||
+        (keepContractions && isContraction(&op)))
       node.cost = std::max(node.cost, 1.0) * 1e12;
     node.keepLive = llvm::any_of(
         op.getUsers(), [&](Operation *user) { return user == terminator; });

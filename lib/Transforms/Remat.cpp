@@ -90,9 +90,21 @@ struct RecastRematPass
     func::FuncOp func = getOperation();
     // Public functions are the training steps; private ones are helpers
     // (a loss that value_and_grad has inlined, outlined kernels).
-    if (func.isExternal() || func.isPrivate() || budget.empty())
+    bool selective = policy == "selective";
+    if (!selective && policy != "budget") {
+      func.emitError() << "unknown remat policy '" << policy
+                       << "' (expected budget or selective)";
+      return signalPassFailure();
+    }
+    if (selective && !budget.empty()) {
+      func.emitError() << "policy=selective chooses its own budget; do not "
+                          "give one";
+      return signalPassFailure();
+    }
+    if (func.isExternal() || func.isPrivate() || (budget.empty() && !selective))
       return markAllAnalysesPreserved();
-    FailureOr<RematGraph> graph = RematGraph::build(func);
+    FailureOr<RematGraph> graph =
+        RematGraph::build(func, /*keepContractions=*/selective);
     if (failed(graph))
       return signalPassFailure();
     const remat::Problem &problem = graph->getProblem();
@@ -108,19 +120,21 @@ struct RecastRematPass
       return signalPassFailure();
     }
 
-    FailureOr<uint64_t> budgetBytes = parseBudget(baseline->peakBytes);
-    if (failed(budgetBytes))
-      return signalPassFailure();
     if (!remat::createSolver(solver)) {
       func.emitError() << "unknown remat solver '" << solver << "' (expected "
                        << remat::solverNamesList() << ")";
       return signalPassFailure();
     }
-
     remat::SolveOptions options;
-    options.budget = *budgetBytes;
     options.model = model;
     options.timeLimitSeconds = timeLimit;
+    FailureOr<uint64_t> budgetBytes =
+        selective ? FailureOr<uint64_t>(findSelectiveBudget(
+                        problem, baseline->peakBytes, options))
+                  : parseBudget(baseline->peakBytes);
+    if (failed(budgetBytes))
+      return signalPassFailure();
+    options.budget = *budgetBytes;
     llvm::Expected<remat::SolveResult> result =
         remat::solve(problem, solver, options);
     if (!result) {
@@ -143,6 +157,32 @@ struct RecastRematPass
     if (!report.empty() && failed(writeReport(*graph, *baseline, *result,
                                               *budgetBytes, evaluations)))
       return signalPassFailure();
+  }
+
+  /// The smallest budget the solver meets without recomputing contractions,
+  /// to within 0.5% of the peak as written.
+  uint64_t findSelectiveBudget(const remat::Problem &problem,
+                               uint64_t baselinePeak,
+                               remat::SolveOptions options) {
+    uint64_t low = remat::peakLowerBound(problem, options.model);
+    uint64_t high = baselinePeak;
+    uint64_t tolerance = std::max<uint64_t>(baselinePeak / 200, 1);
+    while (high > low + tolerance) {
+      uint64_t middle = low + (high - low) / 2;
+      options.budget = middle;
+      llvm::Expected<remat::SolveResult> attempt =
+          remat::solve(problem, solver, options);
+      // A schedule that recomputes a contraction pays its 10^12 penalty: it
+      // does not count as meeting the selective constraint.
+      bool met = attempt && attempt->evaluation.recomputeCost < 1e12;
+      if (!attempt)
+        llvm::consumeError(attempt.takeError());
+      if (met)
+        high = middle;
+      else
+        low = middle + 1;
+    }
+    return high;
   }
 
   FailureOr<uint64_t> parseBudget(uint64_t baselinePeak) {
@@ -176,11 +216,17 @@ struct RecastRematPass
       json.object([&] {
         json.attribute("function", func.getSymName());
         json.attribute("solver", result.solver);
+        json.attribute("policy", policy);
         json.attribute("memory_model", "recast");
         json.attribute("budget_bytes", int64_t(budgetBytes));
         json.attribute("baseline_peak_bytes", int64_t(baseline.peakBytes));
         json.attribute("peak_bytes", int64_t(result.evaluation.peakBytes));
-        json.attribute("baseline_flops", baseline.cost);
+        // FLOPs of the ops themselves (the problem's costs carry the
+        // penalty that keeps saved ops from being recomputed).
+        double flops = 0;
+        for (size_t node = 0; node < graph.size(); ++node)
+          flops += estimateFlops(graph.getOp(node));
+        json.attribute("baseline_flops", flops);
         json.attribute("recompute_flops", result.evaluation.recomputeCost);
         json.attribute("solve_ms", result.solveMilliseconds);
         json.attribute("optimal", result.optimal);

@@ -23,12 +23,20 @@ namespace mlir::recast {
 /// create empty tensors.
 double estimateFlops(Operation *op);
 
+/// Whether `op` is a contraction: a linalg op with reduction loops whose body
+/// adds a product into its accumulator (matmul, batch_matmul, convolution).
+bool isContraction(Operation *op);
+
 class RematGraph {
 public:
   /// Builds the problem of `func`'s body. Fails, with a diagnostic, on
   /// several blocks, dynamic shapes, or an op with side effects that a
   /// schedule could reorder.
-  static FailureOr<RematGraph> build(FunctionOpInterface func);
+  /// With `keepContractions`, contractions (reductions that sum products,
+  /// like matmul and convolution) are never recomputed, as `recast.remat =
+  /// "save"` ops never are: the selective policy.
+  static FailureOr<RematGraph> build(FunctionOpInterface func,
+                                     bool keepContractions = false);
 
   const ::recast::remat::Problem &getProblem() const { return problem; }
   Operation *getOp(::recast::remat::NodeIndex node) const { return ops[node]; }

@@ -175,6 +175,12 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     unchanged; the evaluator verifies the schedule's peak before the IR is
     touched.
 
+    With `policy=selective` (Megatron-LM's selective recomputation,
+    without a budget) contractions (matmul, batch_matmul, convolution
+    results) are never recomputed, and the pass finds the smallest peak
+    reachable by recomputing only the cheap ops (softmax, norms, GELU,
+    dropout, ...), by bisection on the budget.
+
     It applies to public functions (training steps); private ones are
     helpers. `budget` is bytes (`budget=1048576`) or a fraction of the peak
     of the function as written (`budget=0.7`); without it the pass does
@@ -192,6 +198,9 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
            "Memory budget: bytes, or a fraction (0, 1] of the peak as written">,
     Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
            "none, sqrt, chain-dp, greedy, milp or auto">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"budget\"",
+           "budget (fit `budget` with the least recompute) or selective "
+           "(never recompute contractions; the smallest peak that allows)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
            "Seconds the searching solvers (milp, auto) may use">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",

@@ -2,6 +2,13 @@
 // RUN: recast-opt %s -split-input-file -recast-remat="budget=150 solver=greedy" | FileCheck %s --check-prefix=TIGHT
 // RUN: recast-opt %s -split-input-file -recast-remat="budget=150 solver=greedy report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: recast-opt %s -split-input-file -recast-remat | FileCheck %s --check-prefix=FULL
+// RUN: recast-opt %s -split-input-file -recast-remat="policy=selective solver=greedy report=-" -o /dev/null | FileCheck %s --check-prefix=SELECTIVE
+
+/// Selective: no budget given; the cheap exp is recomputed and the peak
+/// drops to what recomputing only cheap ops allows.
+// SELECTIVE:      "policy": "selective",
+// SELECTIVE:      "baseline_peak_bytes": 160,
+// SELECTIVE-NEXT: "peak_bytes": 144,
 
 /// A forward chain whose first value is read again at the end (like an
 /// activation the backward reads). With the whole peak as budget nothing
