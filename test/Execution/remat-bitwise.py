@@ -2,6 +2,7 @@
 training step after --recast-remat gives bitwise the same losses and
 parameters, and the measured peak falls with the budget.
 
+# RUN: rm -rf %t
 # RUN: %python %s --recast-run=recast-run --model=%examples/models/gpt-tiny.mlir --workdir=%t
 """
 

@@ -90,6 +90,11 @@ static cl::opt<std::string> dataDir(
              "shaped (num_batches,) + the argument's shape; step k uses "
              "batch k mod num_batches"),
     cl::cat(runCategory));
+static cl::opt<std::string> mixedPrecision(
+    "mixed-precision",
+    cl::desc("Compute type (bf16 or f16) of --recast-mixed-precision, run "
+             "right after autodiff; empty runs the step as written"),
+    cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> rematBudget(
     "remat",
     cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
@@ -406,6 +411,11 @@ static int runMain(int argc, char **argv) {
   {
     PassManager autodiff(&context);
     autodiff.addPass(mlir::recast::createRecastAutodiffPass());
+    if (!mixedPrecision.empty()) {
+      mlir::recast::RecastMixedPrecisionPassOptions options;
+      options.computeType = mixedPrecision;
+      autodiff.addPass(mlir::recast::createRecastMixedPrecisionPass(options));
+    }
     if (!rematBudget.empty()) {
       mlir::recast::RecastRematPassOptions options;
       options.budget = rematBudget;

@@ -376,4 +376,110 @@ def RecastStripAnnotationsPass : Pass<"recast-strip-annotations", "ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Mixed precision
+//===----------------------------------------------------------------------===//
+
+def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
+  let summary = "Run a training step in bf16/f16 with FP32 accumulators and "
+                "FP32 master weights";
+  let description = [{
+    Runs on training steps after `--recast-autodiff` (explicit forward and
+    backward in linalg on tensors) and casts each function with a body to
+    the compute type by op class, through `PrecisionClassOpInterface`
+    (external models on upstream linalg, arith, math and tensor ops):
+
+    * Contractions (matmul, batch_matmul, convolutions, `linalg.generic`s
+      that multiply-accumulate operands that each bring a parallel
+      dimension) read their inputs in the compute type and accumulate in
+      FP32 (`outs` and result FP32). The result is rounded to the compute
+      type right after the op only if a consumer computes in low precision.
+    * Numerically sensitive ops (bodies with exp, log, pow, rsqrt, sqrt;
+      softmax; every accumulating reduction, hence norms and losses) run in
+      FP32.
+    * Elementwise and data-movement ops follow their inputs: results stored
+      in the compute type when every non-flexible input is, in the widest
+      type when inputs mix. Statistics broadcast into an op (a per-row mean
+      or max, indexed by fewer loop dimensions than the result) do not
+      widen it. Max/min reductions select an input and follow too.
+    * An op whose every consumer reads its result in the compute type stores
+      it in the compute type (the conversion moves into the producer).
+    * Arguments and constants are flexible: `{recast.param}` arguments stay
+      FP32 master weights and are converted once per step, right before
+      their first low-precision use, into a copy that serves every use
+      (forward and backward). Constants are converted at compile time.
+    * Values that reach a result of the step (loss, new parameters, new
+      state) through elementwise and data-movement ops only stay FP32: the
+      parameter gradients and the optimizer update.
+    * `recast.precision = "f32" | "bf16" | "f16"` on an op or a function
+      overrides the policy (`"f32"` on a function leaves it untouched).
+
+    Scalar bodies keep computing in FP32: an op that stores a low-precision
+    result rounds once when it writes it, and an FP32 op reading a
+    low-precision tensor widens it in its body. Each conversion the pass
+    needs is one `linalg.generic` of `arith.truncf`/`arith.extf`, shared by
+    every op that needs the same value in the same type. No f32-to-f32
+    conversion is created, truncf(extf(x)) of a low-precision x is folded to
+    x, and a rounding followed by a widening, extf(truncf(x)), is never
+    removed.
+
+    Before (a layer of the step, FP32):
+
+    ```mlir
+    %mm = linalg.matmul ins(%x, %w : tensor<64x784xf32>, tensor<784x256xf32>)
+                        outs(%zeros : tensor<64x256xf32>) -> tensor<64x256xf32>
+    %h = linalg.generic {...} ins(%mm, %b : tensor<64x256xf32>, tensor<256xf32>)
+                              outs(%e : tensor<64x256xf32>) {...}  // bias + relu
+    ```
+
+    After `--recast-mixed-precision`:
+
+    ```mlir
+    %x16 = linalg.generic {...} ins(%x : tensor<64x784xf32>)
+        outs(%0 : tensor<64x784xbf16>) { arith.truncf ... }
+    %w16 = linalg.generic {...} ins(%w : tensor<784x256xf32>)
+        outs(%1 : tensor<784x256xbf16>) { arith.truncf ... }  // once per step
+    %mm = linalg.matmul ins(%x16, %w16 : tensor<64x784xbf16>, tensor<784x256xbf16>)
+                        outs(%zeros : tensor<64x256xf32>) -> tensor<64x256xf32>
+    %mm16 = linalg.generic {...} ins(%mm : tensor<64x256xf32>)
+        outs(%2 : tensor<64x256xbf16>) { arith.truncf ... }
+    %h = linalg.generic {...} ins(%mm16, %b : tensor<64x256xbf16>, tensor<256xf32>)
+                              outs(%3 : tensor<64x256xbf16>) {...}  // stored bf16
+    ```
+
+    The report (`report=<path>`, `-` for stdout) lists per function every op
+    with float tensors: its `class`, `precision`, `accumulator` (contractions),
+    the type its results are `stored` in and the `rule` that chose it; every
+    conversion (`source`, `from`, `to`, `bytes`, `reason`, `folded` when it
+    became a constant, a fill or an exact earlier value instead of an op);
+    `casts_inserted`, `casts_folded`, and `activation_bytes_before`/`_after`
+    and `bytes_saved` (bytes of all op results, as the memory report's
+    activation totals count them).
+
+    Errors: a compute type other than bf16 or f16, `recast.precision` naming
+    an FP8 type, a `recast.param` argument that is not f32, a function with
+    several blocks, and a `recast.value_and_grad` left in the step (run
+    `--recast-autodiff` first).
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
+           "Low-precision compute type: bf16 or f16">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Where to write the JSON report: a file path, - for stdout, "
+           "empty for none">,
+  ];
+  let dependentDialects = [
+    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numCastsInserted", "num-casts-inserted",
+              "Conversion ops inserted">,
+    Statistic<"numCastsFolded", "num-casts-folded",
+              "Conversions folded into constants, fills or exact earlier "
+              "values">,
+    Statistic<"numLowPrecisionOps", "num-low-precision-ops",
+              "Ops that compute in the low-precision type">,
+  ];
+}
+
 #endif // RECAST_TRANSFORMS_PASSES_TD

@@ -1,0 +1,733 @@
+//===- MixedPrecision.cpp - The recast-mixed-precision pass ---------------===//
+//
+// Applies the decisions of MixedPrecisionAnalysis to a training step: inserts
+// the conversions (each one a linalg.generic of arith.truncf or arith.extf,
+// shared by every op that needs the same value in the same type), changes the
+// types of the values stored in low precision, and adapts the ops that read
+// them. Scalar bodies keep computing in their original FP32 types: an op that
+// stores bf16 rounds once when it writes its result, as PyTorch's kernels do
+// with their FP32 "opmath" type, and an FP32 op that reads a bf16 tensor
+// widens it in its body instead of through a stored copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Analysis/MemoryReport.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/MixedPrecisionAnalysis.h"
+#include "recast/Transforms/Passes.h"
+#include "recast/Transforms/ReportFile.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTMIXEDPRECISIONPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+using namespace mlir::recast;
+
+static std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// "file:line:col" of `loc`, or "" when it has none.
+static std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string text = formatLocation(inner); !text.empty())
+        return text;
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return formatLocation(name.getChildLoc());
+  return "";
+}
+
+static FloatType getFloatElementType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+}
+
+static RankedTensorType withElementType(Type type, Type element) {
+  return cast<RankedTensorType>(type).clone(element);
+}
+
+/// Converts a scalar to `to`, looking through an earlier widening of a value
+/// of type `to`: truncf(extf(x)) is x exactly. The reverse, extf(truncf(x)),
+/// is a rounding and is never removed.
+static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    if (ext.getIn().getType() == to)
+      return ext.getIn();
+  if (cast<FloatType>(to).getWidth() > cast<FloatType>(from).getWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+/// `value` converted to `to` as a constant, with IEEE round-to-nearest-even
+/// (the rounding of arith.truncf), or null if it is not a float constant.
+static TypedAttr convertConstant(Attribute value, Type to) {
+  auto floatType = cast<FloatType>(getElementTypeOrSelf(to));
+  auto convert = [&](APFloat number) {
+    bool losesInfo;
+    number.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                   &losesInfo);
+    return number;
+  };
+  if (auto scalar = dyn_cast<FloatAttr>(value))
+    return FloatAttr::get(floatType, convert(scalar.getValue()));
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(value)) {
+    auto type = withElementType(dense.getType(), floatType);
+    if (dense.isSplat())
+      return DenseElementsAttr::get(type,
+                                    convert(dense.getSplatValue<APFloat>()));
+    SmallVector<APFloat> values;
+    for (APFloat number : dense.getValues<APFloat>())
+      values.push_back(convert(number));
+    return DenseElementsAttr::get(type, values);
+  }
+  return {};
+}
+
+namespace {
+
+/// One conversion the pass inserted or folded, for the report.
+struct CastRecord {
+  std::string source;
+  Type from, to;
+  int64_t bytes;
+  std::string reason;
+  /// Folded into a constant, a fill, an empty tensor or an exact earlier
+  /// conversion instead of inserting a conversion op.
+  bool folded;
+};
+
+/// Applies a MixedPrecisionAnalysis to its function.
+class MixedPrecisionRewriter {
+public:
+  MixedPrecisionRewriter(func::FuncOp func,
+                         const MixedPrecisionAnalysis &analysis)
+      : func(func), analysis(analysis), builder(func.getContext()) {}
+
+  void run();
+  ArrayRef<CastRecord> getCasts() const { return casts; }
+
+private:
+  void recordNonAdaptingUses();
+  void rewriteStructured(linalg::LinalgOp op, const PrecisionDecision *d);
+  void rewriteDataMovement(Operation *op, const PrecisionDecision *d);
+  void roundResult(Operation *op, FloatType type);
+  /// Makes `op`'s block arguments take the types of its operands, converting
+  /// in the body where the body used the old type.
+  void adaptBody(linalg::LinalgOp op);
+  void rebuildNamedBody(linalg::LinalgOp op);
+  void restoreRemainingUses();
+  void retargetUnreadInits();
+
+  /// `value` in element type `to`, shared by every op that asks for it; a
+  /// new conversion is placed before `user`.
+  Value getConverted(Value value, FloatType to, Operation *user,
+                     StringRef reason);
+  Value createConversion(Value value, FloatType to, Location loc);
+  /// The value `value` is an exact widening of (through a conversion the pass
+  /// made or an explicit elementwise arith.extf), or null.
+  Value getWidenedSource(Value value) const;
+  std::string describe(Value value) const;
+
+  func::FuncOp func;
+  const MixedPrecisionAnalysis &analysis;
+  OpBuilder builder;
+  /// Shared conversions, by source value and target type.
+  DenseMap<std::pair<Value, Type>, Value> converted;
+  /// Values that are exact widenings of another value (x for extf(x)).
+  DenseMap<Value, Value> widenedFrom;
+  /// Operands of ops that cannot adapt to a new operand type, with the type
+  /// they had.
+  llvm::MapVector<OpOperand *, Type> fixedOperands;
+  SmallVector<Operation *> maybeDead;
+  /// Initial values replaced by ones in the new type, with their
+  /// replacements.
+  SmallVector<std::pair<Value, Value>> replacedInits;
+  SmallVector<CastRecord> casts;
+  /// Where each original value came from, for the report.
+  DenseMap<Value, std::string> names;
+};
+
+} // namespace
+
+std::string MixedPrecisionRewriter::describe(Value value) const {
+  if (auto it = names.find(value); it != names.end())
+    return it->second;
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return "argument #" + std::to_string(arg.getArgNumber());
+  return "a value";
+}
+
+Value MixedPrecisionRewriter::createConversion(Value value, FloatType to,
+                                               Location loc) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto resultType = type.clone(to);
+  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             builder, loc, TypeRange{resultType}, ValueRange{value},
+             ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
+             parallel,
+             [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+               linalg::YieldOp::create(b, bodyLoc,
+                                       convertScalar(b, bodyLoc, args[0], to));
+             })
+      .getResult(0);
+}
+
+Value MixedPrecisionRewriter::getWidenedSource(Value value) const {
+  if (Value source = widenedFrom.lookup(value))
+    return source;
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic->getNumResults() != 1 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  Block *body = generic.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto ext = yield.getOperand(0).getDefiningOp<arith::ExtFOp>();
+  if (!ext || ext.getIn() != body->getArgument(0) ||
+      body->getOperations().size() != 2)
+    return {};
+  return generic.getDpsInputOperand(0)->get();
+}
+
+Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
+                                           Operation *user, StringRef reason) {
+  FloatType from = getFloatElementType(value.getType());
+  if (from == to)
+    return value;
+  auto key = std::make_pair(value, Type(to));
+  if (Value done = converted.lookup(key))
+    return done;
+
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t bytes = getTensorBytes(type.clone(to)).value_or(0);
+  CastRecord record{describe(value), from, to, bytes, reason.str(), true};
+  builder.setInsertionPoint(user);
+  Location loc = user->getLoc();
+  Value result;
+  // Folds that produce the same values as a conversion op, with no copy.
+  if (Value source = getWidenedSource(value);
+      source && getFloatElementType(source.getType()) == to) {
+    result = source;
+    record.reason += " (the value is an exact widening of one already in " +
+                     typeName(to) + ")";
+  } else if (auto empty = value.getDefiningOp<tensor::EmptyOp>()) {
+    result = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+  } else if (auto constant = value.getDefiningOp<arith::ConstantOp>()) {
+    TypedAttr attr = convertConstant(constant.getValue(), type.clone(to));
+    if (attr)
+      result = arith::ConstantOp::create(builder, loc, attr);
+  } else if (auto fill = value.getDefiningOp<linalg::FillOp>();
+             fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
+    Value scalar = fill.getInputs()[0];
+    Value newScalar;
+    if (auto constant = scalar.getDefiningOp<arith::ConstantOp>())
+      if (TypedAttr attr = convertConstant(constant.getValue(), to))
+        newScalar = arith::ConstantOp::create(builder, loc, attr);
+    if (!newScalar)
+      newScalar = convertScalar(builder, loc, scalar, to);
+    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+    result = linalg::FillOp::create(builder, loc, ValueRange{newScalar},
+                                    ValueRange{empty})
+                 .getResult(0);
+  }
+  if (!result) {
+    result = createConversion(value, to, loc);
+    record.folded = false;
+    if (to.getWidth() > from.getWidth())
+      widenedFrom[result] = value;
+  }
+  converted[key] = result;
+  casts.push_back(std::move(record));
+  // A constant or a fill converted by folding may have no other use.
+  if (Operation *def = value.getDefiningOp())
+    maybeDead.push_back(def);
+  return result;
+}
+
+void MixedPrecisionRewriter::adaptBody(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    Type element = getElementTypeOrSelf(operand.get().getType());
+    Type old = arg.getType();
+    if (old == element)
+      continue;
+    arg.setType(element);
+    if (arg.use_empty())
+      continue;
+    OpBuilder b = OpBuilder::atBlockBegin(body);
+    Value inOld = convertScalar(b, op.getLoc(), arg, old);
+    arg.replaceAllUsesExcept(inOld, inOld.getDefiningOp());
+  }
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  OpBuilder b(yield);
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    OpResult result = op.getTiedOpResult(&init);
+    if (!result)
+      continue;
+    Type element = getElementTypeOrSelf(result.getType());
+    OpOperand &yielded = yield->getOpOperand(result.getResultNumber());
+    if (yielded.get().getType() != element)
+      yielded.set(convertScalar(b, op.getLoc(), yielded.get(), element));
+  }
+}
+
+void MixedPrecisionRewriter::rebuildNamedBody(linalg::LinalgOp op) {
+  Region &region = op->getRegion(0);
+  Block *old = &region.front();
+  old->dropAllDefinedValueUses();
+  old->erase();
+  Block *body = new Block();
+  region.push_back(body);
+  for (Value operand : op->getOperands())
+    body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
+  ImplicitLocOpBuilder b(op.getLoc(), op->getContext());
+  b.setInsertionPointToStart(body);
+  Operation *raw = op;
+  op.getRegionBuilder()(b, *body, op->getAttrs(),
+                        [raw] { return raw->emitError(); });
+}
+
+void MixedPrecisionRewriter::rewriteStructured(linalg::LinalgOp op,
+                                               const PrecisionDecision *d) {
+  bool isNamed = static_cast<bool>(op.getRegionBuilder());
+  SmallVector<OpOperand *> data = MixedPrecisionAnalysis::getDataOperands(op);
+  bool changed = false;
+
+  // The type each result is stored in.
+  auto storedType = [&](OpResult result) -> Type {
+    Type element = getElementTypeOrSelf(result.getType());
+    if (d && d->resultType && getFloatElementType(result.getType()))
+      return d->resultType;
+    return element;
+  };
+
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!llvm::is_contained(data, input))
+      continue;
+    FloatType want;
+    if (d && d->operandType)
+      want = d->operandType;
+    else if (isNamed && !isa<linalg::ContractionOpInterface,
+                             linalg::ConvolutionOpInterface>(op.getOperation()))
+      // Named ops other than contractions may require their operands in
+      // the type of their results.
+      want = dyn_cast<FloatType>(storedType(op->getResult(0)));
+    if (!want || getFloatElementType(input->get().getType()) == want)
+      continue;
+    StringRef reason = d && d->operandType
+                           ? "input of a low-precision contraction"
+                           : "input of a named op in the type of its result";
+    input->set(getConverted(input->get(), want, op, reason));
+    changed = true;
+  }
+
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    OpResult result = op.getTiedOpResult(&init);
+    if (!result || !getFloatElementType(result.getType()))
+      continue;
+    auto want = cast<FloatType>(storedType(result));
+    if (getFloatElementType(init.get().getType()) != want) {
+      bool read = !op.getMatchingBlockArgument(&init).use_empty();
+      Value old = init.get();
+      Value replacement;
+      if (read) {
+        replacement =
+            getConverted(old, want, op, "initial value of a low-precision op");
+      } else {
+        builder.setInsertionPoint(op);
+        replacement = tensor::EmptyOp::create(
+            builder, op.getLoc(),
+            cast<RankedTensorType>(old.getType()).getShape(), want);
+      }
+      init.set(replacement);
+      replacedInits.push_back({old, replacement});
+      if (Operation *def = old.getDefiningOp())
+        maybeDead.push_back(def);
+      changed = true;
+    }
+    if (result.getType() != init.get().getType()) {
+      result.setType(cast<RankedTensorType>(init.get().getType()));
+      changed = true;
+    }
+  }
+
+  // A fill's value must have the type of its result.
+  if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
+    Type element = getElementTypeOrSelf(fill.getResult(0).getType());
+    OpOperand &value = fill.getInputsMutable()[0];
+    if (value.get().getType() != element) {
+      builder.setInsertionPoint(fill);
+      value.set(convertScalar(builder, fill.getLoc(), value.get(), element));
+      changed = true;
+    }
+  }
+
+  // Producers earlier in the function may have changed operand types too.
+  for (OpOperand &operand : op->getOpOperands())
+    if (op.getMatchingBlockArgument(&operand).getType() !=
+        getElementTypeOrSelf(operand.get().getType()))
+      changed = true;
+  if (!changed)
+    return;
+  if (isNamed)
+    rebuildNamedBody(op);
+  else
+    adaptBody(op);
+}
+
+void MixedPrecisionRewriter::rewriteDataMovement(Operation *op,
+                                                 const PrecisionDecision *d) {
+  Value result = op->getResult(0);
+  FloatType current = getFloatElementType(result.getType());
+  if (!current)
+    return;
+  FloatType want = d && d->resultType ? d->resultType : current;
+  for (OpOperand *operand : MixedPrecisionAnalysis::getDataOperands(op))
+    if (getFloatElementType(operand->get().getType()) != want)
+      operand->set(getConverted(operand->get(), want, op,
+                                "data movement in the type of its result"));
+  if (want == current)
+    return;
+  result.setType(withElementType(result.getType(), want));
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    auto yield = cast<tensor::YieldOp>(pad.getRegion().front().getTerminator());
+    OpBuilder b(yield);
+    yield->setOperand(
+        0, convertScalar(b, pad.getLoc(), yield->getOperand(0), want));
+  }
+}
+
+void MixedPrecisionRewriter::roundResult(Operation *op, FloatType type) {
+  Value result = op->getResult(0);
+  builder.setInsertionPointAfter(op);
+  Value rounded = createConversion(result, type, op->getLoc());
+  result.replaceAllUsesExcept(rounded, rounded.getDefiningOp());
+  converted[{result, Type(type)}] = rounded;
+  casts.push_back({describe(result), getFloatElementType(result.getType()),
+                   type, getTensorBytes(rounded.getType()).value_or(0),
+                   "contraction result rounded after its FP32 accumulator",
+                   false});
+}
+
+void MixedPrecisionRewriter::recordNonAdaptingUses() {
+  Block &body = func.getBody().front();
+  auto adapts = [&](Operation *op) {
+    if (op->getBlock() != &body)
+      return false;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      return linalgOp.hasPureTensorSemantics() && linalgOp.getBlock();
+    return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
+               tensor::ConcatOp, tensor::CastOp>(op);
+  };
+  func.walk([&](Operation *op) {
+    if (adapts(op))
+      return;
+    for (OpOperand &operand : op->getOpOperands())
+      if (getFloatElementType(operand.get().getType()))
+        fixedOperands.insert({&operand, operand.get().getType()});
+  });
+}
+
+void MixedPrecisionRewriter::restoreRemainingUses() {
+  Block &body = func.getBody().front();
+  for (auto [operand, type] : fixedOperands) {
+    if (operand->get().getType() == type)
+      continue;
+    Operation *user = body.findAncestorOpInBlock(*operand->getOwner());
+    StringRef reason = isa<func::ReturnOp>(user)
+                           ? "result of the step in its declared type"
+                           : "input of an op without a precision model";
+    operand->set(getConverted(operand->get(),
+                              cast<FloatType>(getElementTypeOrSelf(type)), user,
+                              reason));
+  }
+}
+
+void MixedPrecisionRewriter::retargetUnreadInits() {
+  // Autodiff passes a forward op's initial value to its gradient ops as an
+  // input their bodies do not read. Left on the old value, such a use would
+  // keep a second buffer (an FP32 one) alive through the backward once
+  // bufferized; on the replacement it shares the forward op's buffer, as in
+  // the FP32 step.
+  for (auto [old, replacement] : replacedInits) {
+    for (OpOperand &use : llvm::make_early_inc_range(old.getUses())) {
+      auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+      if (!user || !user.getBlock() || !user.isDpsInput(&use))
+        continue;
+      BlockArgument arg = user.getMatchingBlockArgument(&use);
+      if (!arg.use_empty())
+        continue;
+      use.set(replacement);
+      arg.setType(getElementTypeOrSelf(replacement.getType()));
+    }
+  }
+}
+
+void MixedPrecisionRewriter::run() {
+  Block &body = func.getBody().front();
+  for (const PrecisionDecision &d : analysis.getDecisions())
+    for (Value result : d.op->getResults())
+      names[result] = "result of op #" + std::to_string(d.index) + " (" +
+                      d.op->getName().getStringRef().str() + ")";
+  for (BlockArgument arg : body.getArguments()) {
+    std::string name = "argument #" + std::to_string(arg.getArgNumber());
+    if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
+      name += " (parameter)";
+    names[arg] = name;
+  }
+  recordNonAdaptingUses();
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    const PrecisionDecision *d = analysis.lookup(op);
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (linalgOp.hasPureTensorSemantics() && linalgOp.getBlock())
+        rewriteStructured(linalgOp, d);
+    } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                   tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
+                   tensor::ConcatOp, tensor::CastOp>(op)) {
+      rewriteDataMovement(op, d);
+    }
+    if (d && d->roundResultTo)
+      roundResult(op, d->roundResultTo);
+  }
+  restoreRemainingUses();
+  retargetUnreadInits();
+
+  // Initial values and constants the rewritten ops no longer read. Users
+  // come after their operands, so one backward sweep erases chains; each
+  // candidate is looked at once, while it still exists.
+  DenseSet<Operation *> candidates(maybeDead.begin(), maybeDead.end());
+  SmallVector<Operation *> reversed;
+  for (Operation &op : body.without_terminator())
+    reversed.push_back(&op);
+  for (Operation *op : llvm::reverse(reversed)) {
+    if (!candidates.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        candidates.insert(def);
+    op->erase();
+  }
+}
+
+/// Erases the unused scalar ops of structured op bodies. Autodiff recomputes
+/// the whole forward body in each gradient op; an input only dead ops read
+/// must not count as read, or the pass would keep a low-precision copy of it
+/// alive for nothing.
+static void eraseDeadScalarOps(func::FuncOp func) {
+  for (Operation &op : func.getBody().front()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (!linalgOp || !linalgOp.getBlock())
+      continue;
+    SmallVector<Operation *> inner;
+    for (Operation &scalar : linalgOp.getBlock()->without_terminator())
+      inner.push_back(&scalar);
+    // Users come after their operands: one backward sweep erases chains.
+    for (Operation *scalar : llvm::reverse(inner))
+      if (isOpTriviallyDead(scalar))
+        scalar->erase();
+  }
+}
+
+/// Total bytes of the tensors a function's ops produce (empty tensors hold
+/// none), as the memory report counts activations.
+static int64_t getActivationBytes(func::FuncOp func) {
+  int64_t total = 0;
+  func.walk([&](Operation *op) {
+    if (op->getParentOp() != func || isa<tensor::EmptyOp>(op))
+      return;
+    for (Value result : op->getResults())
+      total += getTensorBytes(result.getType()).value_or(0);
+  });
+  return total;
+}
+
+namespace {
+
+/// What the report says about one function.
+struct FunctionReport {
+  std::string name;
+  FloatType lowType;
+  struct OpEntry {
+    int64_t index;
+    std::string op, loc, cls, precision, stored, rule;
+    int64_t bytes = 0;
+    bool contraction;
+  };
+  SmallVector<OpEntry> ops;
+  SmallVector<CastRecord> casts;
+  int64_t bytesBefore = 0, bytesAfter = 0;
+};
+
+struct RecastMixedPrecisionPass
+    : public recast::impl::RecastMixedPrecisionPassBase<
+          RecastMixedPrecisionPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerPrecisionInterfaceExternalModels(registry);
+  }
+
+  void runOnOperation() override;
+  void writeReport(ArrayRef<FunctionReport> reports);
+};
+
+} // namespace
+
+void RecastMixedPrecisionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  FloatType lowType;
+  if (computeType == "bf16")
+    lowType = BFloat16Type::get(ctx);
+  else if (computeType == "f16")
+    lowType = Float16Type::get(ctx);
+  if (!lowType) {
+    module.emitError() << "--recast-mixed-precision: compute-type='"
+                       << computeType << "' is not supported; use bf16 or f16";
+    return signalPassFailure();
+  }
+
+  std::vector<FunctionReport> reports;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    eraseDeadScalarOps(func);
+    MixedPrecisionAnalysis analysis(func, lowType);
+    if (analysis.failed())
+      return signalPassFailure();
+    FunctionReport fnReport;
+    fnReport.name = func.getSymName().str();
+    fnReport.lowType = analysis.getLowType();
+    fnReport.bytesBefore = getActivationBytes(func);
+    for (const PrecisionDecision &d : analysis.getDecisions()) {
+      // Empty tensors hold no values to be precise about.
+      if (d.rule.empty() || isa<tensor::EmptyOp>(d.op))
+        continue;
+      FunctionReport::OpEntry entry;
+      entry.index = d.index;
+      entry.op = d.op->getName().getStringRef().str();
+      entry.loc = formatLocation(d.op->getLoc());
+      entry.cls = d.cls ? stringifyPrecisionClass(*d.cls).str() : "none";
+      entry.contraction = d.cls == PrecisionClass::Contraction;
+      entry.precision = d.precision ? typeName(d.precision) : "unchanged";
+      if (entry.contraction)
+        entry.stored = d.roundResultTo ? typeName(d.roundResultTo) : "f32";
+      else if (d.resultType)
+        entry.stored = typeName(d.resultType);
+      else
+        entry.stored = "unchanged";
+      entry.rule = d.rule;
+      for (Value result : d.op->getResults()) {
+        Type type = result.getType();
+        if (d.resultType && getFloatElementType(type))
+          type = withElementType(type, d.resultType);
+        entry.bytes += getTensorBytes(type).value_or(0);
+      }
+      fnReport.ops.push_back(std::move(entry));
+      if (FloatType precision = d.precision;
+          precision && precision.getWidth() < 32)
+        ++numLowPrecisionOps;
+    }
+    if (analysis.getLowType()) {
+      MixedPrecisionRewriter rewriter(func, analysis);
+      rewriter.run();
+      fnReport.casts.assign(rewriter.getCasts().begin(),
+                            rewriter.getCasts().end());
+    }
+    for (const CastRecord &cast : fnReport.casts)
+      ++(cast.folded ? numCastsFolded : numCastsInserted);
+    fnReport.bytesAfter = getActivationBytes(func);
+    reports.push_back(std::move(fnReport));
+  }
+  if (!report.empty())
+    writeReport(reports);
+}
+
+void RecastMixedPrecisionPass::writeReport(ArrayRef<FunctionReport> reports) {
+  LogicalResult written =
+      writeJSONReport(report, getOperation(), [&](llvm::json::OStream &json) {
+        json.object([&] {
+          json.attribute("compute_type", computeType);
+          json.attributeArray("functions", [&] {
+            for (const FunctionReport &fn : reports) {
+              json.object([&] {
+                json.attribute("function", fn.name);
+                json.attribute("compute_type", fn.lowType ? typeName(fn.lowType)
+                                                          : std::string("f32"));
+                int64_t inserted = 0, folded = 0;
+                for (const CastRecord &cast : fn.casts)
+                  ++(cast.folded ? folded : inserted);
+                json.attribute("casts_inserted", inserted);
+                json.attribute("casts_folded", folded);
+                json.attribute("activation_bytes_before", fn.bytesBefore);
+                json.attribute("activation_bytes_after", fn.bytesAfter);
+                json.attribute("bytes_saved", fn.bytesBefore - fn.bytesAfter);
+                json.attributeArray("ops", [&] {
+                  for (const FunctionReport::OpEntry &op : fn.ops) {
+                    json.object([&] {
+                      json.attribute("index", op.index);
+                      json.attribute("op", op.op);
+                      if (!op.loc.empty())
+                        json.attribute("loc", op.loc);
+                      json.attribute("class", op.cls);
+                      json.attribute("precision", op.precision);
+                      if (op.contraction)
+                        json.attribute("accumulator", "f32");
+                      json.attribute("stored", op.stored);
+                      json.attribute("bytes", op.bytes);
+                      json.attribute("rule", op.rule);
+                    });
+                  }
+                });
+                json.attributeArray("casts", [&] {
+                  for (const CastRecord &cast : fn.casts) {
+                    json.object([&] {
+                      json.attribute("source", cast.source);
+                      json.attribute("from", typeName(cast.from));
+                      json.attribute("to", typeName(cast.to));
+                      json.attribute("bytes", cast.bytes);
+                      json.attribute("folded", cast.folded);
+                      json.attribute("reason", cast.reason);
+                    });
+                  }
+                });
+              });
+            }
+          });
+        });
+      });
+  if (failed(written))
+    signalPassFailure();
+}

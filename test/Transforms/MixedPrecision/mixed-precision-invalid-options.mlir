@@ -1,0 +1,17 @@
+// RUN: recast-opt %s -recast-mixed-precision=compute-type=int8 -verify-diagnostics
+// RUN: recast-opt %s -recast-mixed-precision=compute-type=f8E4M3FN -verify-diagnostics
+// RUN: not recast-opt %s -recast-mixed-precision=compute-type=int8 2>&1 | FileCheck %s --check-prefix=NAMED
+// RUN: not recast-opt %s -recast-mixed-precision=report=%t.missing/report.json 2>&1 | FileCheck %s --check-prefix=REPORT
+
+/// Compute types other than bf16 and f16 are refused, naming the value,
+/// before anything changes.
+// expected-error @below {{is not supported; use bf16 or f16}}
+module {
+  func.func @negative_compute_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
+// NAMED: error: --recast-mixed-precision: compute-type='int8' is not supported; use bf16 or f16
+
+/// A report that cannot be written is an error naming the path.
+// REPORT: error: cannot write report '{{.*}}.missing/report.json'
