@@ -149,8 +149,7 @@ StringRef MemoryReport::getKindName(ValueKind kind) {
   llvm_unreachable("unknown value kind");
 }
 
-/// "file:line:col" of `loc`, or "" when it has none.
-static std::string formatLocation(Location loc) {
+std::string mlir::recast::formatLocation(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
             Twine(file.getColumn()))

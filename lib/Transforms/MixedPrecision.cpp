@@ -39,21 +39,6 @@ static std::string typeName(Type type) {
   return text;
 }
 
-/// "file:line:col" of `loc`, or "" when it has none.
-static std::string formatLocation(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string text = formatLocation(inner); !text.empty())
-        return text;
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return formatLocation(name.getChildLoc());
-  return "";
-}
-
 static FloatType getFloatElementType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();

@@ -33,6 +33,10 @@ namespace mlir::recast {
 /// whose shape is not static. Non-tensor types take 0 bytes.
 std::optional<int64_t> getTensorBytes(Type type);
 
+/// "file:line:col" of `loc` (looking through fused and named locations), or
+/// "" when it has none: the location reports print.
+std::string formatLocation(Location loc);
+
 class MemoryReport {
 public:
   enum class ValueKind { Param, Input, Activation };
