@@ -20,6 +20,7 @@ inline void registerRecastDialects(DialectRegistry &registry) {
 inline void registerAllRecastPasses() {
   registerRecastPasses();
   registerLowerToCPUPipeline();
+  registerLowerToNVVMPipeline();
 }
 
 } // namespace mlir::recast

@@ -91,6 +91,11 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     if ((remat && remat.getValue() == "save") ||
         (keepContractions && isContraction(&op)))
       node.cost = std::max(node.cost, 1.0) * 1e12;
+    auto block =
+        op.getAttrOfType<IntegerAttr>(RecastDialect::kCheckpointBlockAttrName);
+    graph.request.blockOf.push_back(block ? block.getInt() : -1);
+    graph.request.recompute.push_back(remat && remat.getValue() == "recompute");
+    graph.request.save.push_back(remat && remat.getValue() == "save");
     node.keepLive = llvm::any_of(
         op.getUsers(), [&](Operation *user) { return user == terminator; });
     remat::NodeIndex index = graph.problem.addNode(std::move(node));
@@ -106,6 +111,29 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
       if (Operation *producer = value.getDefiningOp())
         if (auto it = graph.nodeOf.find(producer); it != graph.nodeOf.end())
           graph.problem.addEdge(it->second, graph.nodeOf[op]);
+  }
+
+  // A training step returns its loss first: the forward is what the loss
+  // depends on, the backward (gradients, updates) everything else.
+  Value loss =
+      terminator->getNumOperands() ? terminator->getOperand(0) : Value();
+  auto lossType = loss ? dyn_cast<RankedTensorType>(loss.getType()) : nullptr;
+  Operation *lossOp = loss ? loss.getDefiningOp() : nullptr;
+  if (lossType && lossType.getRank() == 0 &&
+      isa<FloatType>(lossType.getElementType()) && lossOp &&
+      graph.nodeOf.count(lossOp)) {
+    std::vector<bool> forward(graph.size(), false);
+    SmallVector<remat::NodeIndex> worklist = {graph.nodeOf[lossOp]};
+    forward[worklist.front()] = true;
+    while (!worklist.empty())
+      for (remat::NodeIndex u : graph.problem.preds(worklist.pop_back_val()))
+        if (!forward[u]) {
+          forward[u] = true;
+          worklist.push_back(u);
+        }
+    graph.request.backward.assign(graph.size(), false);
+    for (size_t v = 0; v < graph.size(); ++v)
+      graph.request.backward[v] = !forward[v];
   }
   return graph;
 }

@@ -22,6 +22,9 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // Aggregate ops (softmax) become plain linalg ops that every later step
   // understands.
   pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
+  // FP8 conversions become integer arithmetic (saturating, round to nearest
+  // even), before canonicalization could fold truncf(inf) to E5M2 as inf.
+  pm.addPass(createRecastExpandFP8Pass());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors to buffers across function boundaries. Identity layouts keep the

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "recast/Transforms/Autodiff.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ScalarAdjoint.h"
@@ -97,10 +98,10 @@ LogicalResult ReverseModeBuilder::checkCallee() {
     return op.emitOpError() << "cannot differentiate @" << callee.getSymName()
                             << ": its body has several blocks";
   for (int64_t index : op.getWrt())
-    if (!isa<RankedTensorType>(op.getOperands()[index].getType()))
+    if (!isa<RankedTensorType>(op.getArgs()[index].getType()))
       return op.emitOpError()
              << "wrt operand #" << index << " must be a ranked tensor, got "
-             << op.getOperands()[index].getType();
+             << op.getArgs()[index].getType();
   WalkResult walk = callee.walk([&](Operation *inner) {
     auto isDynamic = [](Type type) {
       auto shaped = dyn_cast<ShapedType>(type);
@@ -119,12 +120,12 @@ LogicalResult ReverseModeBuilder::checkCallee() {
 void ReverseModeBuilder::cloneForward() {
   Block &body = callee.getBody().front();
   for (auto [position, arg] : llvm::enumerate(body.getArguments())) {
-    Value operand = op.getOperands()[position];
+    Value operand = op.getArgs()[position];
     bool isWrt = llvm::is_contained(op.getWrt(), int64_t(position));
     // An operand passed in several positions gets a value of its own at each
     // wrt position, so that its gradient is the partial derivative of that
     // position.
-    if (isWrt && llvm::count(op.getOperands(), operand) > 1)
+    if (isWrt && llvm::count(op.getArgs(), operand) > 1)
       operand = tensor::CastOp::create(builder, op.getLoc(), operand.getType(),
                                        operand);
     forwardMapping.map(arg, operand);
@@ -136,6 +137,22 @@ void ReverseModeBuilder::cloneForward() {
     builder.clone(forwardOp, forwardMapping);
   loss = forwardMapping.lookup(body.getTerminator()->getOperand(0));
 
+  // Checkpoint regions are differentiated through their inlined ops, which
+  // keep a recast.checkpoint_block tag for --recast-remat.
+  IRRewriter rewriter(builder);
+  SmallVector<CheckpointOp> checkpoints;
+  for (Operation *it = before ? before->getNextNode()
+                              : &op->getBlock()->front();
+       it != op; it = it->getNextNode())
+    if (auto checkpoint = dyn_cast<CheckpointOp>(it))
+      checkpoints.push_back(checkpoint);
+  for (CheckpointOp checkpoint : checkpoints) {
+    if (llvm::is_contained(checkpoint->getResults(), loss))
+      loss = checkpoint.getBody().front().getTerminator()->getOperand(
+          cast<OpResult>(loss).getResultNumber());
+    checkpoint.inlineAndTag(rewriter);
+  }
+
   // Aggregate ops (softmax) are differentiated through what they stand for.
   SmallVector<linalg::AggregatedOpInterface> aggregates;
   for (Operation *it = before ? before->getNextNode()
@@ -143,14 +160,21 @@ void ReverseModeBuilder::cloneForward() {
        it != op; it = it->getNextNode())
     if (auto aggregate = dyn_cast<linalg::AggregatedOpInterface>(it))
       aggregates.push_back(aggregate);
-  IRRewriter rewriter(builder);
   for (linalg::AggregatedOpInterface aggregate : aggregates) {
     rewriter.setInsertionPoint(aggregate);
+    Operation *previous = aggregate->getPrevNode();
     FailureOr<SmallVector<Value>> replacements =
         aggregate.decomposeOperation(rewriter);
     if (succeeded(replacements)) {
       if (llvm::is_contained(aggregate->getResults(), loss))
         loss = (*replacements)[0];
+      // The decomposition stays in the aggregate's checkpoint block.
+      if (Attribute block =
+              aggregate->getAttr(RecastDialect::kCheckpointBlockAttrName))
+        for (Operation *it = previous ? previous->getNextNode()
+                                      : &aggregate->getBlock()->front();
+             it != aggregate.getOperation(); it = it->getNextNode())
+          it->setAttr(RecastDialect::kCheckpointBlockAttrName, block);
       rewriter.replaceOp(aggregate, *replacements);
     }
   }
@@ -674,11 +698,16 @@ LogicalResult ReverseModeBuilder::run() {
   cloneForward();
   propagateActivity();
 
-  auto lossType = cast<RankedTensorType>(loss.getType());
-  Value one = create<arith::ConstantOp>(DenseElementsAttr::get(
-      lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+  // The backward is seeded with d(scale * loss)/d(loss): the loss scale when
+  // there is one, 1 otherwise.
+  Value seed = op.getLossScale();
+  if (!seed) {
+    auto lossType = cast<RankedTensorType>(loss.getType());
+    seed = create<arith::ConstantOp>(DenseElementsAttr::get(
+        lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
+  }
   if (isActive(loss))
-    adjoints[loss] = one;
+    adjoints[loss] = seed;
 
   for (Operation *forwardOp : llvm::reverse(forwardOps)) {
     bool needed = llvm::any_of(forwardOp->getResults(), [&](Value result) {
@@ -709,19 +738,28 @@ struct RecastAutodiffPass
     SmallVector<ValueAndGradOp> ops;
     getOperation().walk([&](ValueAndGradOp op) { ops.push_back(op); });
     SymbolTableCollection symbols;
-    for (ValueAndGradOp op : ops) {
-      auto callee =
-          symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
-      if (!callee) {
-        op.emitOpError() << "'" << op.getCallee()
-                         << "' does not reference a func.func";
+    int64_t numOps = 0;
+    for (ValueAndGradOp op : ops)
+      if (failed(differentiateValueAndGrad(op, symbols, &numOps)))
         return signalPassFailure();
-      }
-      ReverseModeBuilder reverse(op, callee);
-      if (failed(reverse.run()))
-        return signalPassFailure();
-      numGradientOps += reverse.getNumGradientOps();
-    }
+    numGradientOps += numOps;
   }
 };
 } // namespace
+
+LogicalResult
+mlir::recast::differentiateValueAndGrad(ValueAndGradOp op,
+                                        SymbolTableCollection &symbols,
+                                        int64_t *numGradientOps) {
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
+  if (!callee)
+    return op.emitOpError()
+           << "'" << op.getCallee() << "' does not reference a func.func";
+  ReverseModeBuilder reverse(op, callee);
+  if (failed(reverse.run()))
+    return failure();
+  if (numGradientOps)
+    *numGradientOps += reverse.getNumGradientOps();
+  return success();
+}

@@ -14,6 +14,8 @@
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/Autodiff.h"
+#include "recast/Transforms/LossScaling.h"
 #include "recast/Transforms/MixedPrecisionAnalysis.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ReportFile.h"
@@ -603,6 +605,43 @@ void RecastMixedPrecisionPass::runOnOperation() {
                        << computeType << "' is not supported; use bf16 or f16";
     return signalPassFailure();
   }
+
+  LossScaleConfig lossConfig;
+  lossConfig.initScale = initScale;
+  lossConfig.growthFactor = growthFactor;
+  lossConfig.backoffFactor = backoffFactor;
+  lossConfig.growthInterval = growthInterval;
+  lossConfig.minScale = minLossScale;
+  if (llvm::Error err = parseLossScale(lossScale, lossConfig)) {
+    module.emitError() << "--recast-mixed-precision: "
+                       << llvm::toString(std::move(err));
+    return signalPassFailure();
+  }
+  if (lossConfig.mode != LossScaleConfig::Mode::None) {
+    int64_t numScaled = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      FailureOr<int64_t> scaled = applyLossScaling(func, lossConfig);
+      if (failed(scaled))
+        return signalPassFailure();
+      numScaled += *scaled;
+    }
+    if (numScaled == 0) {
+      module.emitError()
+          << "--recast-mixed-precision: loss-scale='" << lossScale
+          << "' needs the step's recast.value_and_grad (it changes what is "
+             "differentiated): run --recast-mixed-precision before "
+             "--recast-autodiff, it differentiates the step itself";
+      return signalPassFailure();
+    }
+  }
+
+  // Precision is decided on the explicit backward.
+  SmallVector<ValueAndGradOp> valueAndGrads;
+  module.walk([&](ValueAndGradOp op) { valueAndGrads.push_back(op); });
+  SymbolTableCollection symbols;
+  for (ValueAndGradOp op : valueAndGrads)
+    if (failed(differentiateValueAndGrad(op, symbols)))
+      return signalPassFailure();
 
   std::vector<FunctionReport> reports;
   for (auto func : module.getOps<func::FuncOp>()) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Analysis/RematGraph.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Remat/GraphIO.h"
 #include "recast/Remat/Solver.h"
 #include "recast/Transforms/Passes.h"
@@ -14,6 +15,9 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <chrono>
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTREMATPASS
@@ -91,17 +95,22 @@ struct RecastRematPass
     // Public functions are the training steps; private ones are helpers
     // (a loss that value_and_grad has inlined, outlined kernels).
     bool selective = policy == "selective";
-    if (!selective && policy != "budget") {
+    bool full = policy == "full";
+    if (!selective && !full && policy != "budget") {
       func.emitError() << "unknown remat policy '" << policy
-                       << "' (expected budget or selective)";
+                       << "' (expected budget, selective or full)";
       return signalPassFailure();
     }
-    if (selective && !budget.empty()) {
-      func.emitError() << "policy=selective chooses its own budget; do not "
-                          "give one";
+    if ((selective || full) && !budget.empty()) {
+      func.emitError() << "policy=" << policy
+                       << " chooses its own budget; do not give one";
       return signalPassFailure();
     }
-    if (func.isExternal() || func.isPrivate() || (budget.empty() && !selective))
+    if (func.isExternal() || func.isPrivate())
+      return markAllAnalysesPreserved();
+    // Without a budget the default policy only applies what the IR asks
+    // for (checkpoint blocks, "recompute" marks).
+    if (budget.empty() && !selective && !full && !hasRecomputeMarks(func))
       return markAllAnalysesPreserved();
     FailureOr<RematGraph> graph =
         RematGraph::build(func, /*keepContractions=*/selective);
@@ -120,32 +129,87 @@ struct RecastRematPass
       return signalPassFailure();
     }
 
-    if (!remat::createSolver(solver)) {
-      func.emitError() << "unknown remat solver '" << solver << "' (expected "
-                       << remat::solverNamesList() << ")";
-      return signalPassFailure();
-    }
-    remat::SolveOptions options;
-    options.model = model;
-    options.timeLimitSeconds = timeLimit;
-    FailureOr<uint64_t> budgetBytes =
-        selective ? FailureOr<uint64_t>(findSelectiveBudget(
-                        problem, baseline->peakBytes, options))
-                  : parseBudget(baseline->peakBytes);
-    if (failed(budgetBytes))
-      return signalPassFailure();
-    options.budget = *budgetBytes;
-    llvm::Expected<remat::SolveResult> result =
-        remat::solve(problem, solver, options);
-    if (!result) {
-      func.emitError() << "cannot fit @" << func.getSymName() << " in "
-                       << *budgetBytes
-                       << " bytes: " << llvm::toString(result.takeError());
-      return signalPassFailure();
+    remat::RecomputeRequest request = graph->getRequest();
+    std::optional<uint64_t> budgetBytes;
+    remat::SolveResult result;
+    if (full || (budget.empty() && !selective)) {
+      // Block checkpointing: the initial order, with every block's inside
+      // recomputed right before the backward needs it.
+      auto start = std::chrono::steady_clock::now();
+      bool tagged = llvm::any_of(request.blockOf,
+                                 [](int64_t block) { return block >= 0; });
+      if (full && !tagged) {
+        llvm::Expected<std::vector<int64_t>> blocks =
+            remat::inferBlocks(problem, numBlocks, request.backward);
+        if (!blocks) {
+          func.emitError() << llvm::toString(blocks.takeError());
+          return signalPassFailure();
+        }
+        request.blockOf = std::move(*blocks);
+      }
+      result.solver =
+          full ? (tagged ? "full:checkpoint-regions" : "full:inferred-blocks")
+               : "requested";
+      result.schedule = initial;
+      result.solveMilliseconds = std::chrono::duration<double, std::milli>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count();
+    } else {
+      if (!remat::createSolver(solver)) {
+        func.emitError() << "unknown remat solver '" << solver << "' (expected "
+                         << remat::solverNamesList() << ")";
+        return signalPassFailure();
+      }
+      remat::SolveOptions options;
+      options.model = model;
+      options.timeLimitSeconds = timeLimit;
+      FailureOr<uint64_t> parsed =
+          selective ? FailureOr<uint64_t>(findSelectiveBudget(
+                          problem, baseline->peakBytes, options))
+                    : parseBudget(baseline->peakBytes);
+      if (failed(parsed))
+        return signalPassFailure();
+      budgetBytes = *parsed;
+      options.budget = *parsed;
+      llvm::Expected<remat::SolveResult> solved =
+          remat::solve(problem, solver, options);
+      if (!solved) {
+        func.emitError() << "cannot fit @" << func.getSymName() << " in "
+                         << *parsed
+                         << " bytes: " << llvm::toString(solved.takeError());
+        return signalPassFailure();
+      }
+      result = std::move(*solved);
     }
 
+    // What the IR asks for is applied on top of the schedule.
+    if (!request.empty()) {
+      llvm::Expected<remat::Schedule> requested =
+          remat::applyRecomputeRequest(problem, result.schedule, request);
+      if (!requested) {
+        func.emitError() << llvm::toString(requested.takeError());
+        return signalPassFailure();
+      }
+      result.schedule = std::move(*requested);
+    }
+    llvm::Expected<remat::Evaluation> evaluation =
+        remat::evaluate(problem, result.schedule, model);
+    if (!evaluation) {
+      func.emitError() << llvm::toString(evaluation.takeError());
+      return signalPassFailure();
+    }
+    if (budgetBytes && evaluation->peakBytes > *budgetBytes) {
+      func.emitError() << "the recomputation that recast.checkpoint regions "
+                          "and recast.remat = \"recompute\" ask for raises "
+                          "the peak of @"
+                       << func.getSymName() << " to " << evaluation->peakBytes
+                       << " bytes, above the budget of " << *budgetBytes;
+      return signalPassFailure();
+    }
+    result.evaluation = std::move(*evaluation);
+
     SmallVector<int64_t> evaluations;
-    applySchedule(*graph, result->schedule, evaluations);
+    applySchedule(*graph, result.schedule, evaluations);
     // Nodes the schedule never evaluates are dead (nothing kept live reads
     // them).
     for (auto [node, count] : llvm::enumerate(evaluations))
@@ -154,9 +218,24 @@ struct RecastRematPass
     for (int64_t count : evaluations)
       numOpsRecomputed += std::max<int64_t>(count - 1, 0);
 
-    if (!report.empty() && failed(writeReport(*graph, *baseline, *result,
-                                              *budgetBytes, evaluations)))
+    if (!report.empty() &&
+        failed(writeReport(*graph, *baseline, result,
+                           budgetBytes.value_or(result.evaluation.peakBytes),
+                           evaluations, request)))
       return signalPassFailure();
+  }
+
+  /// Whether an op of the body carries a checkpoint block tag or
+  /// recast.remat = "recompute".
+  static bool hasRecomputeMarks(func::FuncOp func) {
+    for (Operation &op : func.getFunctionBody().getOps()) {
+      if (op.hasAttr(RecastDialect::kCheckpointBlockAttrName))
+        return true;
+      auto remat = op.getAttrOfType<StringAttr>(RecastDialect::kRematAttrName);
+      if (remat && remat.getValue() == "recompute")
+        return true;
+    }
+    return false;
   }
 
   /// The smallest budget the solver meets without recomputing contractions,
@@ -209,8 +288,8 @@ struct RecastRematPass
   LogicalResult writeReport(const RematGraph &graph,
                             const remat::Evaluation &baseline,
                             const remat::SolveResult &result,
-                            uint64_t budgetBytes,
-                            ArrayRef<int64_t> evaluations) {
+                            uint64_t budgetBytes, ArrayRef<int64_t> evaluations,
+                            const remat::RecomputeRequest &request) {
     func::FuncOp func = getOperation();
     return writeJSONReport(report, func, [&](llvm::json::OStream &json) {
       json.object([&] {
@@ -230,6 +309,11 @@ struct RecastRematPass
         json.attribute("recompute_flops", result.evaluation.recomputeCost);
         json.attribute("solve_ms", result.solveMilliseconds);
         json.attribute("optimal", result.optimal);
+        llvm::SmallDenseSet<int64_t> blocks;
+        for (int64_t block : request.blockOf)
+          if (block >= 0)
+            blocks.insert(block);
+        json.attribute("checkpoint_blocks", int64_t(blocks.size()));
         if (result.gap)
           json.attribute("gap", *result.gap);
         int64_t saved = 0;

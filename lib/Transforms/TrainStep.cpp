@@ -159,9 +159,9 @@ struct RecastTrainStepPass
     SmallVector<int64_t> wrt(params.begin(), params.end());
     SmallVector<Type> gradResults = {lossType};
     llvm::append_range(gradResults, paramTypes);
-    auto valueAndGrad =
-        ValueAndGradOp::create(builder, loc, gradResults, lossFunc.getSymName(),
-                               lossOperands, builder.getDenseI64ArrayAttr(wrt));
+    auto valueAndGrad = ValueAndGradOp::create(
+        builder, loc, gradResults, lossFunc.getSymName(), lossOperands,
+        /*loss_scale=*/Value(), builder.getDenseI64ArrayAttr(wrt));
 
     SmallVector<Value> newParams, newStates;
     auto argAt = [&](unsigned i) { return body->getArgument(i); };

@@ -9,10 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostTensor.h"
-
 #include "recast/Analysis/MemoryReport.h"
-#include "recast/Conversion/Pipelines.h"
+#include "recast/Execution/HostTensor.h"
+#include "recast/Execution/Step.h"
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/Init.h"
 #include "recast/Runtime/TrackingAllocator.h"
@@ -98,7 +97,8 @@ static cl::opt<std::string> mixedPrecision(
 static cl::opt<std::string> rematBudget(
     "remat",
     cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
-             "fraction of the step's peak such as 0.7) before compiling"),
+             "fraction of the step's peak such as 0.7), or with policy full "
+             "or selective, before compiling"),
     cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
@@ -106,151 +106,11 @@ static cl::opt<std::string>
                      "(<arg name>.npy) and the per-step losses (losses.npy)"),
             cl::cat(runCategory));
 
-namespace {
+using Role = mlir::recast::ArgumentRole;
+using ArgumentInfo = mlir::recast::StepArgument;
 
-enum class Role { Param, State, Batch };
-
-/// One argument of the entry function, as the host sees it.
-struct ArgumentInfo {
-  unsigned position;
-  std::string name;
-  Role role;
-  ElementKind element;
-  SmallVector<int64_t> shape;
-  std::optional<::recast::InitSpec> init;
-};
-
-llvm::Error makeError(const Twine &message) {
+static llvm::Error makeError(const Twine &message) {
   return llvm::createStringError(message);
-}
-
-} // namespace
-
-static std::optional<ElementKind> getElementKind(Type type) {
-  using Tag = ElementKind::Tag;
-  if (type.isF64())
-    return ElementKind{Tag::F64, 8, "f8", true, "f64"};
-  if (type.isF32())
-    return ElementKind{Tag::F32, 4, "f4", true, "f32"};
-  if (type.isF16())
-    return ElementKind{Tag::F16, 2, "f2", true, "f16"};
-  if (type.isBF16())
-    return ElementKind{Tag::BF16, 2, "u2", true, "bf16"};
-  if (type.isInteger(64))
-    return ElementKind{Tag::I64, 8, "i8", false, "i64"};
-  if (type.isInteger(32))
-    return ElementKind{Tag::I32, 4, "i4", false, "i32"};
-  if (type.isInteger(16))
-    return ElementKind{Tag::I16, 2, "i2", false, "i16"};
-  if (type.isInteger(8))
-    return ElementKind{Tag::I8, 1, "i1", false, "i8"};
-  if (type.isInteger(1))
-    return ElementKind{Tag::I1, 1, "b1", false, "i1"};
-  return std::nullopt;
-}
-
-static std::string typeString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
-
-/// The names the arguments have in the source (`%w1` gives "w1"), or
-/// "arg<i>" where the parser kept none.
-static SmallVector<std::string> getArgumentNames(func::FuncOp func,
-                                                 const AsmParserState &state) {
-  SmallVector<std::string> names;
-  const AsmParserState::BlockDefinition *def =
-      func.isExternal() ? nullptr : state.getBlockDef(&func.front());
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = "arg" + std::to_string(i);
-    if (def && i < def->arguments.size()) {
-      llvm::SMRange range = def->arguments[i].loc;
-      if (range.isValid()) {
-        StringRef text(range.Start.getPointer(),
-                       range.End.getPointer() - range.Start.getPointer());
-        if (text.consume_front("%") && !text.empty())
-          name = text.str();
-      }
-    }
-    names.push_back(name);
-  }
-  return names;
-}
-
-/// Checks the entry against the training-step calling convention and
-/// describes its arguments.
-static llvm::Expected<SmallVector<ArgumentInfo>>
-analyzeSignature(func::FuncOp func, ArrayRef<std::string> names) {
-  using ::recast::InitSpec;
-  SmallVector<ArgumentInfo> args;
-  SmallVector<unsigned> carried; // positions of param/state arguments
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape())
-      return makeError(llvm::formatv(
-          "argument %{0} has type {1}; recast-run needs statically shaped "
-          "tensors",
-          names[i], typeString(type)));
-    std::optional<ElementKind> element =
-        getElementKind(tensor.getElementType());
-    if (!element)
-      return makeError(
-          llvm::formatv("argument %{0} has unsupported element type {1}",
-                        names[i], typeString(tensor.getElementType())));
-    ArgumentInfo info{unsigned(i),
-                      names[i],
-                      Role::Batch,
-                      *element,
-                      SmallVector<int64_t>(tensor.getShape()),
-                      std::nullopt};
-    if (func.getArgAttr(i, mlir::recast::RecastDialect::kParamAttrName))
-      info.role = Role::Param;
-    else if (func.getArgAttr(i, mlir::recast::RecastDialect::kStateAttrName))
-      info.role = Role::State;
-    if (info.role != Role::Batch)
-      carried.push_back(i);
-
-    // The initialization rule: explicit, or the default for the role.
-    if (auto rule = func.getArgAttrOfType<StringAttr>(
-            i, mlir::recast::RecastDialect::kInitAttrName)) {
-      // The dialect verifier has already checked it.
-      info.init = llvm::cantFail(::recast::parseInitSpec(rule.getValue()));
-    } else if (info.role == Role::Param) {
-      info.init = llvm::cantFail(
-          ::recast::parseInitSpec(info.shape.size() >= 2 ? "fan_in" : "zeros"));
-    } else if (info.role == Role::State) {
-      info.init = llvm::cantFail(::recast::parseInitSpec("zeros"));
-    } else if (element->isFloat) {
-      info.init = llvm::cantFail(::recast::parseInitSpec("uniform:1"));
-    }
-    args.push_back(std::move(info));
-  }
-
-  ArrayRef<Type> results = func.getResultTypes();
-  auto loss = results.empty() ? RankedTensorType()
-                              : dyn_cast<RankedTensorType>(results.front());
-  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()) ||
-      !getElementKind(loss.getElementType()))
-    return makeError(
-        "the first result must be the loss, a rank-0 floating-point tensor "
-        "such as tensor<f32>");
-  if (results.size() != carried.size() + 1)
-    return makeError(llvm::formatv(
-        "@{0} returns {1} values but has {2} recast.param/recast.state "
-        "arguments; a training step returns the loss, then one new value per "
-        "parameter or state argument in argument order",
-        func.getSymName(), results.size(), carried.size()));
-  for (auto [k, position] : llvm::enumerate(carried)) {
-    Type expected = func.getArgumentTypes()[position];
-    if (results[k + 1] != expected)
-      return makeError(llvm::formatv(
-          "result #{0} has type {1} but it updates argument %{2} of type {3}",
-          k + 1, typeString(results[k + 1]), names[position],
-          typeString(expected)));
-  }
-  return args;
 }
 
 /// Parses the repeated --arg=<name or index>=<file> options.
@@ -281,35 +141,8 @@ parseArgFiles(ArrayRef<ArgumentInfo> args) {
 }
 
 static llvm::Expected<HostTensor> initializeArgument(const ArgumentInfo &arg) {
-  if (!arg.init)
-    return makeError(llvm::formatv(
-        "argument %{0} holds integers: give it a rule such as "
-        "{{recast.init = \"index:<N>\"} or a value with --arg/--data",
-        arg.name));
-  HostTensor tensor = HostTensor::allocate(arg.element, arg.shape);
-  ::recast::generateInit(
-      *arg.init, arg.shape, seed, arg.position,
-      [&](int64_t k, double v) { tensor.setFromDouble(k, v); });
-  return tensor;
+  return mlir::recast::initializeStepArgument(arg, seed);
 }
-
-/// A memref descriptor read back from the result struct.
-struct ReturnedMemRef {
-  void *allocated;
-  char *aligned;
-  int64_t offset;
-  SmallVector<int64_t> sizes, strides;
-
-  bool isContiguous() const {
-    int64_t expected = 1;
-    for (int i = int(sizes.size()) - 1; i >= 0; --i) {
-      if (sizes[i] != 1 && strides[i] != expected)
-        return false;
-      expected *= sizes[i];
-    }
-    return true;
-  }
-};
 
 /// Six decimals, or nan / inf / -inf.
 static std::string formatLoss(double loss) {
@@ -394,8 +227,9 @@ static int runMain(int argc, char **argv) {
                                                 : llvm::join(available, ", ")));
   }
 
-  SmallVector<std::string> names = getArgumentNames(func, parserState);
-  auto argsOr = analyzeSignature(func, names);
+  SmallVector<std::string> names =
+      mlir::recast::getArgumentNames(func, &parserState);
+  auto argsOr = mlir::recast::analyzeStepSignature(func, names);
   if (!argsOr)
     return failWith(argsOr.takeError());
   SmallVector<ArgumentInfo> args = std::move(*argsOr);
@@ -405,33 +239,12 @@ static int runMain(int argc, char **argv) {
 
   // The backward of recast.value_and_grad is part of the step: the report
   // and the run both see it.
-  // Only the entry and what it calls are compiled: other functions of the
-  // file (the loss functions value_and_grad inlined, other entries) would
-  // only add JIT time.
   {
-    PassManager autodiff(&context);
-    autodiff.addPass(mlir::recast::createRecastAutodiffPass());
-    if (!mixedPrecision.empty()) {
-      mlir::recast::RecastMixedPrecisionPassOptions options;
-      options.computeType = mixedPrecision;
-      autodiff.addPass(mlir::recast::createRecastMixedPrecisionPass(options));
-    }
-    if (!rematBudget.empty()) {
-      mlir::recast::RecastRematPassOptions options;
-      options.budget = rematBudget;
-      autodiff.addNestedPass<func::FuncOp>(
-          mlir::recast::createRecastRematPass(options));
-    }
-    if (failed(autodiff.run(*module)))
-      return fail("differentiating @" + entryName + " failed");
-    for (auto other : module->getOps<func::FuncOp>())
-      if (other != func)
-        other.setPrivate();
-    PassManager cleanup(&context);
-    cleanup.addPass(createSymbolDCEPass());
-    cleanup.addPass(createCanonicalizerPass());
-    if (failed(cleanup.run(*module)))
-      return fail("simplifying @" + entryName + " failed");
+    mlir::recast::StepTransformOptions options;
+    options.mixedPrecision = mixedPrecision;
+    options.rematBudget = rematBudget;
+    if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
+      return failWith(std::move(err));
   }
 
   // The static report of the function, taken before lowering replaces the
@@ -457,10 +270,6 @@ static int runMain(int argc, char **argv) {
         report.getPeakBytes(Kind::Param), report.getPeakBytes(Kind::Input),
         report.getPeakBytes(Kind::Activation));
   }
-  SmallVector<RankedTensorType> resultTypes =
-      llvm::to_vector(llvm::map_range(func.getResultTypes(), [](Type type) {
-        return cast<RankedTensorType>(type);
-      }));
 
   // Initial values: --arg files, --data batches, or the seeded rules.
   SmallVector<HostTensor> values(args.size());
@@ -516,59 +325,15 @@ static int runMain(int argc, char **argv) {
     if (arg.role != Role::Batch)
       carried.push_back(arg.position);
 
-  // Compile. Batch arguments are read-only to the step, so that a batch fed
-  // at every step is never clobbered; parameters and state may be updated in
-  // place, which is where a functional step saves their second copy.
+  // Compile.
   auto compileStart = std::chrono::steady_clock::now();
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(&context));
-  for (const ArgumentInfo &arg : args)
-    if (arg.role == Role::Batch)
-      func.setArgAttr(arg.position,
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      BoolAttr::get(&context, false));
-  PassManager pm(&context);
-  mlir::recast::LowerToCPUOptions lowering;
-  lowering.trackAllocations = true;
-  mlir::recast::buildLowerToCPUPipeline(pm, lowering);
-  if (failed(pm.run(*module)))
-    return fail("compiling @" + entryName + " for the CPU failed");
-
-  ExecutionEngineOptions engineOptions;
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
-  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel =
-      optLevel == 0   ? llvm::CodeGenOptLevel::None
-      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                      : llvm::CodeGenOptLevel::Aggressive;
-  auto engineOr = ExecutionEngine::create(*module, engineOptions);
-  if (!engineOr)
-    return failWith(engineOr.takeError());
-  std::unique_ptr<ExecutionEngine> engine = std::move(*engineOr);
-  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto bind = [&](StringRef name, void *address) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    bind("_mlir_memref_to_llvm_alloc",
-         reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
-    bind("_mlir_memref_to_llvm_aligned_alloc",
-         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
-    bind("_mlir_memref_to_llvm_free",
-         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
-    // Lowered memref.copy of non-contiguous views calls the C runner utils.
-    bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
-    return symbols;
-  });
-  engine->initialize();
-  std::string wrapperName = "_mlir_ciface_" + entryName;
-  if (auto lookup = engine->lookupPacked(wrapperName); !lookup)
-    return failWith(lookup.takeError());
+  auto stepOr =
+      mlir::recast::CompiledStep::compile(*module, func, args, optLevel);
+  if (!stepOr)
+    return failWith(stepOr.takeError());
+  std::unique_ptr<mlir::recast::CompiledStep> compiled = std::move(*stepOr);
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();
@@ -598,100 +363,14 @@ static int runMain(int argc, char **argv) {
         values[position] = *next;
       }
 
-    // Packed call of the C wrapper: a pointer to the result struct, then a
-    // pointer to each argument's memref descriptor.
-    SmallVector<SmallVector<int64_t>> descriptors;
-    for (const HostTensor &value : values)
-      descriptors.push_back(value.descriptor());
-    int64_t resultWords = 0;
-    for (RankedTensorType type : resultTypes)
-      resultWords += 3 + 2 * type.getRank();
-    SmallVector<int64_t> results(resultWords, 0);
-    void *resultPtr = results.data();
-    SmallVector<void *> descriptorPtrs;
-    for (auto &descriptor : descriptors)
-      descriptorPtrs.push_back(descriptor.data());
-    SmallVector<void *> packed;
-    packed.push_back(&resultPtr);
-    for (void *&ptr : descriptorPtrs)
-      packed.push_back(&ptr);
-
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = engine->invokePacked(wrapperName, packed))
-      return failWith(std::move(err));
+    llvm::Expected<double> lossOr = compiled->call(values);
+    if (!lossOr)
+      return failWith(lossOr.takeError());
+    double loss = *lossOr;
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-
-    // Unpack the returned descriptors.
-    SmallVector<ReturnedMemRef> returned;
-    int64_t *word = results.data();
-    for (RankedTensorType type : resultTypes) {
-      int64_t rank = type.getRank();
-      ReturnedMemRef memref{
-          reinterpret_cast<void *>(word[0]), reinterpret_cast<char *>(word[1]),
-          word[2], SmallVector<int64_t>(word + 3, word + 3 + rank),
-          SmallVector<int64_t>(word + 3 + rank, word + 3 + 2 * rank)};
-      returned.push_back(std::move(memref));
-      word += 3 + 2 * rank;
-    }
-    ElementKind lossKind = *getElementKind(resultTypes[0].getElementType());
-    HostTensor lossView{returned[0].allocated,
-                        returned[0].aligned +
-                            returned[0].offset * lossKind.bytes,
-                        lossKind,
-                        {}};
-    double loss = lossView.getAsDouble(0);
-
-    // Adopt the new parameters and state. A buffer the allocator does not
-    // own (a constant), one already adopted, one holding a batch, or a
-    // strided view is copied, so that every carried value owns its buffer.
-    llvm::DenseSet<void *> adopted;
-    for (unsigned position : llvm::make_first_range(batchData))
-      adopted.insert(values[position].allocated);
-    for (const ArgumentInfo &arg : args)
-      if (arg.role == Role::Batch)
-        adopted.insert(values[arg.position].allocated);
-    SmallVector<void *> toFree;
-    for (unsigned position : carried)
-      toFree.push_back(values[position].allocated);
-    for (const ReturnedMemRef &memref : returned)
-      toFree.push_back(memref.allocated);
-    for (auto [k, position] : llvm::enumerate(carried)) {
-      const ReturnedMemRef &memref = returned[k + 1];
-      const ArgumentInfo &arg = args[position];
-      HostTensor view{memref.allocated,
-                      memref.aligned + memref.offset * arg.element.bytes,
-                      arg.element, arg.shape};
-      if (!allocator.owns(memref.allocated) ||
-          adopted.contains(memref.allocated) || !memref.isContiguous()) {
-        HostTensor copy = HostTensor::allocate(arg.element, arg.shape);
-        // Element by element through the strides of the view.
-        SmallVector<int64_t> index(arg.shape.size(), 0);
-        for (int64_t k2 = 0, n = copy.numElements(); k2 < n; ++k2) {
-          int64_t offset = 0;
-          for (size_t d = 0; d < index.size(); ++d)
-            offset += index[d] * memref.strides[d];
-          std::memcpy(copy.data() + k2 * arg.element.bytes,
-                      view.data() + offset * arg.element.bytes,
-                      arg.element.bytes);
-          for (int d = int(index.size()) - 1; d >= 0; --d) {
-            if (++index[d] < arg.shape[d])
-              break;
-            index[d] = 0;
-          }
-        }
-        view = copy;
-      }
-      adopted.insert(view.allocated);
-      values[position] = view;
-    }
-    // Free what no argument holds any more: old parameters updated out of
-    // place, the loss, duplicated results.
-    llvm::DenseSet<void *> freed;
-    for (void *ptr : toFree)
-      if (!adopted.contains(ptr) && freed.insert(ptr).second)
-        allocator.deallocate(ptr);
 
     timings.push_back({loss, ms});
     if (!json)

@@ -11,6 +11,7 @@
 #ifndef RECAST_ANALYSIS_REMATGRAPH_H
 #define RECAST_ANALYSIS_REMATGRAPH_H
 
+#include "recast/Remat/Checkpoint.h"
 #include "recast/Remat/Problem.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -44,9 +45,15 @@ public:
     return nodeOf.lookup(op);
   }
   size_t size() const { return ops.size(); }
+  /// What the IR asks for: `recast.checkpoint_block` tags (the ops of
+  /// `recast.checkpoint` regions) and `recast.remat` = "recompute" / "save".
+  const ::recast::remat::RecomputeRequest &getRequest() const {
+    return request;
+  }
 
 private:
   ::recast::remat::Problem problem;
+  ::recast::remat::RecomputeRequest request;
   SmallVector<Operation *> ops;
   DenseMap<Operation *, ::recast::remat::NodeIndex> nodeOf;
 };

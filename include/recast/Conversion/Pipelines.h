@@ -33,6 +33,67 @@ void buildLowerToCPUPipeline(OpPassManager &pm,
 /// Registers `recast-lower-to-cpu`.
 void registerLowerToCPUPipeline();
 
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU architecture (nvvm-attach-target chip); "
+                     "CUDA 13 cannot compile for the upstream default sm_50"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (nvvm-attach-target features)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX text, no "
+                     "toolkit needed), bin (cubin from ptxas), fatbin "
+                     "(cubin + PTX from ptxas and fatbinary), offload or "
+                     "llvm"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root holding bin/ptxas and bin/fatbinary "
+                     "(default: $CUDA_HOME, else the directory above the "
+                     "ptxas on PATH, else /usr/local/cuda)"),
+      llvm::cl::init("")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the NVPTX back-end (0-3)"),
+      llvm::cl::init(2)};
+  PassOptions::ListOption<int64_t> blockSizes{
+      *this, "block-sizes",
+      llvm::cl::desc("Threads per block along the innermost parallel "
+                     "dimensions, outermost first (scf-parallel-loop-tiling "
+                     "sizes; the tile loops map to blocks, the rest to "
+                     "threads); default 32,8 (256 threads for 2-D)")};
+  PassOptions::Option<bool> gemmCalls{
+      *this, "gemm-calls",
+      llvm::cl::desc("Send matmuls and batch matmuls to the runtime's "
+                     "cuBLASLt GEMM (recast-contractions-to-calls); off, "
+                     "they become kernels like the rest"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> memoryPlan{
+      *this, "memory-plan",
+      llvm::cl::desc("Place the buffers at static offsets in one arena "
+                     "(recast-memory-plan)"),
+      llvm::cl::init(false)};
+};
+
+/// Lowers the same input as the CPU pipeline for NVIDIA GPUs: elementwise
+/// and reduction code becomes kernels (parallel loops tiled onto blocks and
+/// threads, outlined, lowered to NVVM and compiled into the module as PTX,
+/// cubin or fatbin), contractions become `recast_gemm` runtime calls, and the
+/// host code is lowered to LLVM, launching kernels through the `mgpu*`
+/// functions the runtime implements.
+void buildLowerToNVVMPipeline(OpPassManager &pm,
+                              const LowerToNVVMOptions &options);
+
+/// Registers `recast-lower-to-nvvm`.
+void registerLowerToNVVMPipeline();
+
+/// The CUDA toolkit root the NVVM pipeline uses when `toolkit` is empty.
+std::string findCUDAToolkit();
+
 } // namespace mlir::recast
 
 #endif // RECAST_CONVERSION_PIPELINES_H

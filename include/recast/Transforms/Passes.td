@@ -181,17 +181,30 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     reachable by recomputing only the cheap ops (softmax, norms, GELU,
     dropout, ...), by bisection on the budget.
 
+    With `policy=full` (Megatron-LM's full recomputation,
+    `torch.utils.checkpoint` per block) the step keeps only each block's
+    inputs and outputs through the forward and recomputes everything inside
+    a block right before the backward needs it. The blocks are the
+    `recast.checkpoint` regions when the function has any (their ops carry
+    `recast.checkpoint_block`); otherwise the forward is cut at articulation
+    points (values that alone separate what comes before from what comes
+    after: the residual stream between transformer sub-layers, the output
+    of each chain block) and the pieces are grouped into `blocks` blocks of
+    similar size (default ceil(sqrt(pieces))).
+
     It applies to public functions (training steps); private ones are
     helpers. `budget` is bytes (`budget=1048576`) or a fraction of the peak
-    of the function as written (`budget=0.7`); without it the pass does
-    nothing. Ops marked `recast.remat = "save"`
-    are never recomputed. A budget no solver meets is an error stating the
-    smallest peak recast reached.
+    of the function as written (`budget=0.7`). Ops marked `recast.remat =
+    "save"` are never recomputed; ops marked `recast.remat = "recompute"`
+    and the insides of `recast.checkpoint` regions are recomputed for the
+    backward under every policy, without a budget too (the default policy
+    without a budget does nothing else). A budget no solver meets is an
+    error stating the smallest peak recast reached.
 
     The report (`report=<path or ->`) has `function`, `solver`,
     `budget_bytes`, `baseline_peak_bytes`, `peak_bytes`, `baseline_flops`,
     `recompute_flops`, `saved`, `recomputed` (each recomputed op with its
-    location and count), `solve_ms`, `optimal`.
+    location and count), `solve_ms`, `optimal`, `checkpoint_blocks`.
   }];
   let options = [
     Option<"budget", "budget", "std::string", /*default=*/"\"\"",
@@ -199,8 +212,12 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
            "none, sqrt, chain-dp, greedy, milp or auto">,
     Option<"policy", "policy", "std::string", /*default=*/"\"budget\"",
-           "budget (fit `budget` with the least recompute) or selective "
-           "(never recompute contractions; the smallest peak that allows)">,
+           "budget (fit `budget` with the least recompute), selective "
+           "(never recompute contractions; the smallest peak that allows) "
+           "or full (recompute each checkpoint block for its backward)">,
+    Option<"numBlocks", "blocks", "unsigned", /*default=*/"0",
+           "policy=full without recast.checkpoint regions: number of blocks "
+           "(0: ceil(sqrt) of the articulation pieces)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
            "Seconds the searching solvers (milp, auto) may use">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
@@ -456,20 +473,58 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     and `bytes_saved` (bytes of all op results, as the memory report's
     activation totals count them).
 
+    The pass works on the explicit backward: a `recast.value_and_grad` it
+    finds is first differentiated (as `--recast-autodiff` would).
+
+    Loss scaling (`loss-scale=static:<S>|dynamic`, for f16) changes what is
+    differentiated, so it needs the step before autodiff: each
+    `recast.value_and_grad` of a training step gets the scale as its
+    `loss_scale` (the backward is seeded with S), its gradients are
+    multiplied by 1/S in place, their infinite and NaN elements are counted,
+    and the step returns its previous parameters and state instead of the
+    new ones when the count is not zero (`arith.select`, no host round
+    trip). `dynamic` is PyTorch GradScaler's algorithm: the scale (first
+    value `init-scale`) and its growth counter are two new `recast.state`
+    arguments (`%loss_scale`, `%loss_scale_growth_tracker`, appended, with
+    their new values appended to the results); a non-finite step multiplies
+    the scale by `backoff-factor` and resets the counter; `growth-interval`
+    finite steps in a row multiply it by `growth-factor`, unless that is not
+    a finite f32. `min-loss-scale` is recorded on the scale argument
+    (`recast.loss_scale = {min = ...}`): `recast-run` stops with an error
+    when the scale falls below it.
+
     Errors: a compute type other than bf16 or f16, `recast.precision` naming
     an FP8 type, a `recast.param` argument that is not f32, a function with
-    several blocks, and a `recast.value_and_grad` left in the step (run
-    `--recast-autodiff` first).
+    several blocks, bad loss-scale options, loss scaling on a module with no
+    `recast.value_and_grad` left, or on a function that is not a training
+    step (loss, then one result per `recast.param`/`recast.state`
+    argument).
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
            "Low-precision compute type: bf16 or f16">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
+           "Loss scaling: none, static:<scale> or dynamic (GradScaler)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Dynamic loss scaling: the scale of the first step">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Dynamic loss scaling: factor applied after growth-interval "
+           "finite steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Dynamic loss scaling: factor applied on a non-finite step">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Dynamic loss scaling: finite steps in a row before growing">,
+    Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1e-4",
+           "Dynamic loss scaling: recast-run stops with an error when the "
+           "scale falls below this">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, - for stdout, "
            "empty for none">,
   ];
   let dependentDialects = [
-    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect"
+    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
+    "math::MathDialect"
   ];
   let statistics = [
     Statistic<"numCastsInserted", "num-casts-inserted",
@@ -479,6 +534,131 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
               "values">,
     Statistic<"numLowPrecisionOps", "num-low-precision-ops",
               "Ops that compute in the low-precision type">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime calls and the NVIDIA GPU lowering
+//===----------------------------------------------------------------------===//
+
+def RecastContractionsToCallsPass
+    : Pass<"recast-contractions-to-calls", "ModuleOp"> {
+  let summary = "Replace buffer matmuls by calls to the runtime's GEMM";
+  let description = [{
+    Rewrites every `linalg.matmul` and `linalg.batch_matmul` on buffers
+    (after bufferization) into a call to `recast_gemm`, the runtime's GEMM
+    entry point (`include/recast/Runtime/recast_runtime.h`), which computes
+    `C += A * B` on contiguous row-major operands with FP32 accumulation. The
+    CUDA backend runs it on cuBLASLt, the CPU backend on BLAS.
+
+    The call passes the element types as `recast_dtype` codes, the batch
+    count and `M, N, K`, and the three buffers' first-element addresses:
+
+    ```mlir
+    func.call @recast_gemm(%f32, %f32, %f32, %c1, %c64, %c10, %c256, %a, %b, %c)
+        : (i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    ```
+
+    Supported operand types: A and B both f32, f16 or bf16, or both FP8
+    (f8E4M3FN / f8E5M2, mixed allowed); C f32, f16 or bf16 (FP8 inputs: f32 or
+    bf16). Contractions outside that set, with user-defined indexing maps,
+    dynamic shapes or non-contiguous operands stay as they are (they become
+    loops or kernels like any other linalg op); `-recast-contractions-to-calls{
+    report-skipped}` names each one with a remark.
+  }];
+  let options = [
+    Option<"reportSkipped", "report-skipped", "bool", /*default=*/"false",
+           "Emit a remark on every contraction that stays a loop nest, "
+           "saying why">,
+    Option<"onlyF32", "only-f32", "bool", /*default=*/"false",
+           "Rewrite only all-f32 contractions (the CPU BLAS path)">,
+  ];
+  let dependentDialects = [
+    "func::FuncDialect", "memref::MemRefDialect", "arith::ArithDialect",
+    "LLVM::LLVMDialect"
+  ];
+}
+
+def RecastFP8ToNVVMPass : Pass<"recast-fp8-to-nvvm"> {
+  let summary = "Lower FP8 conversions to NVVM cvt instructions";
+  let description = [{
+    Upstream `convert-gpu-to-nvvm` (LLVM 22) has no lowering for
+    `arith.truncf` to or `arith.extf` from `f8E4M3FN` / `f8E5M2`, so a kernel
+    that converts to FP8 fails to translate. This pass rewrites them, inside
+    GPU modules, into the sm_89+ conversion instructions:
+
+    - `arith.truncf` to FP8 becomes `nvvm.convert.f32x2.to.f8x2` with
+      round-to-nearest-even and saturation to the finite range
+      (`cvt.rn.satfinite.e4m3x2.f32` in PTX), keeping the low byte; f16 and
+      bf16 sources are first extended to f32 (exactly).
+    - `arith.extf` from FP8 becomes `nvvm.convert.f8x2.to.f16x2`
+      (`cvt.rn.f16x2.e4m3x2`), then an exact extension from f16.
+
+    Saturation matches the mixed-precision convention: values beyond the
+    format's largest finite value clamp to it instead of becoming NaN (E4M3FN
+    has no infinity).
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "LLVM::LLVMDialect", "NVVM::NVVMDialect"
+  ];
+}
+
+def RecastExpandFP8Pass : Pass<"recast-expand-fp8"> {
+  let summary = "Expand FP8 conversions into integer arithmetic for the CPU";
+  let description = [{
+    Upstream `convert-arith-to-llvm` (LLVM 22) has no lowering for
+    `arith.truncf` to, or `arith.extf` from, `f8E4M3FN` and `f8E5M2`, and
+    `convert-arith-to-apfloat` turns E4M3FN overflow into NaN. This pass
+    rewrites those conversions, on scalars, vectors and tensors, wherever they
+    are (linalg bodies, loops, plain functions), into integer arithmetic on
+    the bit patterns (`arith.bitcast`, shifts, masks, `arith.select`). The FP8
+    values that remain are only bitcast, loaded, stored, selected or
+    constant, which the LLVM lowering carries as `i8`.
+
+    Semantics, bit-exact with the OCP FP8 definition (E4M3FN: largest finite
+    value 448, no infinity, NaN is `S.1111.111`; E5M2: largest finite value
+    57344, IEEE infinities and NaNs):
+
+    - `truncf` (from f32 or f64; f16 and bf16 are first extended to f32,
+      exactly) rounds to nearest, ties to even, at every boundary, subnormals
+      included (a value may round up into the smallest normal, or down to a
+      zero of its sign). It saturates like CUDA's `cvt.rn.satfinite`: finite
+      values beyond the largest finite value, and infinities, become that
+      value with their sign. NaN becomes the format's canonical NaN with its
+      sign: `S.1111.111` (E4M3FN), `S.11111.10` (E5M2, the quiet NaN
+      APFloat and ml_dtypes produce; CUDA writes `0x7F`).
+    - `extf` (to f32; f16, bf16 and f64 through f32) is exact: subnormals,
+      signed zeros, E5M2 infinities; NaN stays NaN (quiet, E5M2 payload
+      kept).
+
+    A `truncf` with a rounding mode other than `to_nearest_even`, and any
+    other arith or math op computing on FP8 values (`addf`, `cmpf`,
+    `math.exp`, ...), is an error naming the op: extend to f32 and compute
+    there. Other 8-bit float types are left alone.
+
+    Example:
+
+    ```mlir
+    %y = arith.truncf %x : f32 to f8E4M3FN
+    ```
+
+    becomes
+
+    ```mlir
+    %bits = arith.bitcast %x : f32 to i32
+    ...   // sign, NaN test, clamp to 448, RNE of normal and subnormal results
+    %byte = arith.ori %magnitude, %sign : i8
+    %y = arith.bitcast %byte : i8 to f8E4M3FN
+    ```
+
+    Constant folding of `truncf(±inf)` to E5M2 gives ±inf (an exact
+    conversion to APFloat), not the saturated value: `recast-lower-to-cpu`
+    runs this pass before its first canonicalization.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numTruncF", "num-truncf", "FP8 truncf expanded">,
+    Statistic<"numExtF", "num-extf", "FP8 extf expanded">,
   ];
 }
 

@@ -32,7 +32,8 @@ LogicalResult RecastDialect::verifyRegionArgAttribute(Operation *op,
                                                       NamedAttribute attr) {
   auto func = dyn_cast<FunctionOpInterface>(op);
   StringRef name = attr.getName().getValue();
-  if (name != kParamAttrName && name != kStateAttrName && name != kInitAttrName)
+  if (name != kParamAttrName && name != kStateAttrName &&
+      name != kInitAttrName && name != kLossScaleAttrName)
     return op->emitError() << "unknown recast argument attribute '" << name
                            << "'";
   if (!func || regionIndex != 0)
@@ -60,6 +61,20 @@ LogicalResult RecastDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitError()
              << "parameter argument #" << argIndex
              << " must have a floating-point element type, got " << argType;
+    return success();
+  }
+
+  if (name == kLossScaleAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto min = dict ? dict.getAs<FloatAttr>("min") : FloatAttr();
+    if (!min || dict.size() != 1)
+      return op->emitError()
+             << "'" << name << "' must be a dictionary {min = <float>}";
+    auto scalar = dyn_cast_or_null<RankedTensorType>(shaped);
+    if (!scalar || scalar.getRank() != 0 || !scalar.getElementType().isF32() ||
+        !func.getArgAttr(argIndex, kStateAttrName))
+      return op->emitError() << "'" << name << "' argument #" << argIndex
+                             << " must be a rank-0 f32 recast.state tensor";
     return success();
   }
 
@@ -96,6 +111,21 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name
                              << "' needs an op with results to save or "
                                 "recompute";
+    if (value.getValue() == "recompute" && !isMemoryEffectFree(op))
+      return op->emitError() << "'" << op->getName()
+                             << "' has side effects and cannot be "
+                                "recomputed";
+    return success();
+  }
+  if (name == kCheckpointBlockAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return op->emitError()
+             << "'" << name << "' must be a non-negative integer";
+    if (!isMemoryEffectFree(op))
+      return op->emitError() << "'" << op->getName()
+                             << "' has side effects and cannot be in a "
+                                "checkpoint block";
     return success();
   }
   if (name == kPrecisionAttrName) {

@@ -14,7 +14,7 @@ using namespace mlir::recast;
 
 LogicalResult ValueAndGradOp::verify() {
   ArrayRef<int64_t> wrt = getWrt();
-  int64_t numOperands = getOperands().size();
+  int64_t numOperands = getArgs().size();
   for (auto [i, index] : llvm::enumerate(wrt)) {
     if (index < 0 || index >= numOperands)
       return emitOpError() << "wrt index " << index << " is out of range for "
@@ -28,7 +28,7 @@ LogicalResult ValueAndGradOp::verify() {
                             "index), got "
                          << getNumResults();
   for (auto [i, index] : llvm::enumerate(wrt)) {
-    Type argType = getOperands()[index].getType();
+    Type argType = getArgs()[index].getType();
     Type gradType = getResult(i + 1).getType();
     if (argType != gradType)
       return emitOpError() << "gradient #" << i << " has type " << gradType
@@ -46,12 +46,12 @@ ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "'" << getCallee()
                          << "' does not reference a function";
   ArrayRef<Type> inputs = callee.getArgumentTypes();
-  if (inputs.size() != getOperands().size())
+  if (inputs.size() != getArgs().size())
     return emitOpError() << "callee takes " << inputs.size()
-                         << " arguments but " << getOperands().size()
+                         << " arguments but " << getArgs().size()
                          << " operands were given";
   for (auto [i, pair] :
-       llvm::enumerate(llvm::zip(inputs, getOperands().getTypes()))) {
+       llvm::enumerate(llvm::zip(inputs, getArgs().getTypes()))) {
     auto [expected, given] = pair;
     if (expected != given)
       return emitOpError() << "operand #" << i << " has type " << given
@@ -66,10 +66,71 @@ ValueAndGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (getResult(0).getType() != loss)
     return emitOpError() << "loss result has type " << getResult(0).getType()
                          << " but the callee returns " << loss;
+  if (Value scale = getLossScale(); scale && scale.getType() != loss)
+    return emitOpError() << "loss scale has type " << scale.getType()
+                         << " but the loss has type " << loss;
   for (int64_t index : getWrt())
     if (!isa<FloatType>(getElementTypeOrSelf(inputs[index])))
       return emitOpError() << "cannot differentiate with respect to operand #"
                            << index << " of non-floating-point type "
                            << inputs[index];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CheckpointOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CheckpointOp::verify() {
+  Block &body = getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().getTypes()
+                         << " but its results have types " << getResultTypes();
+  if (getNumResults() == 0)
+    return emitOpError() << "has no results: nothing would be recomputed";
+  for (Operation &op : body.without_terminator()) {
+    if (isa<CheckpointOp>(op))
+      return op.emitOpError()
+             << "cannot be nested in another 'recast.checkpoint'";
+    if (!isMemoryEffectFree(&op))
+      return op.emitError()
+             << "'" << op.getName()
+             << "' has side effects and cannot be recomputed in a "
+                "'recast.checkpoint' region";
+  }
+  return success();
+}
+
+/// The smallest checkpoint block id that no op of `scope` uses.
+static int64_t nextCheckpointBlock(Operation *scope) {
+  int64_t next = 0;
+  scope->walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<IntegerAttr>(
+            RecastDialect::kCheckpointBlockAttrName))
+      next = std::max(next, id.getInt() + 1);
+  });
+  return next;
+}
+
+void CheckpointOp::inlineAndTag(RewriterBase &rewriter) {
+  Operation *scope =
+      (*this)->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  IntegerAttr id = rewriter.getI64IntegerAttr(
+      nextCheckpointBlock(scope ? scope : getOperation()));
+  Block &body = getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<Value> yielded(yield.getValues());
+  for (Operation &op : body.without_terminator())
+    rewriter.modifyOpInPlace(
+        &op, [&] { op.setAttr(RecastDialect::kCheckpointBlockAttrName, id); });
+  rewriter.eraseOp(yield);
+  rewriter.inlineBlockBefore(&body, getOperation());
+  rewriter.replaceOp(getOperation(), yielded);
+}
+
+LogicalResult CheckpointOp::canonicalize(CheckpointOp op,
+                                         PatternRewriter &rewriter) {
+  op.inlineAndTag(rewriter);
   return success();
 }

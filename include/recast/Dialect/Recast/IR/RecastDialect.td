@@ -32,7 +32,18 @@ def Recast_Dialect : Dialect {
     * `recast.init` (string, on a function argument): how `recast-run`
       initializes the argument: `zeros`, `ones`, `fill:<v>`, `uniform:<a>`,
       `fan_in`, `onehot`, `index:<N>`.
-    * `recast.remat` (string, on an op): `save` or `recompute`.
+    * `recast.loss_scale` (dictionary `{min = <float>}`, on a rank-0 `f32`
+      `recast.state` argument): the argument is the dynamic loss scale
+      inserted by `--recast-mixed-precision{loss-scale=dynamic}`. `recast-run`
+      reports each skipped step and stops with an error when the scale falls
+      below `min`.
+    * `recast.remat` (string, on an op): `save` (never recompute the
+      value) or `recompute` (recompute it for the backward instead of keeping
+      it; only for ops without side effects). `--recast-remat` honours both.
+    * `recast.checkpoint_block` (non-negative integer, on an op): the op was
+      inside `recast.checkpoint` region number `<id>`; `--recast-remat`
+      recomputes its value for the backward unless it is a result of the
+      region.
     * `recast.precision` (string, on an op or function): `f32`, `bf16`,
       `f16`, `f8E4M3FN` or `f8E5M2`.
     * `recast.kernel` (unit, on a function): the function holds one kernel
@@ -51,7 +62,11 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttrName = "recast.param";
     static constexpr ::llvm::StringLiteral kStateAttrName = "recast.state";
     static constexpr ::llvm::StringLiteral kInitAttrName = "recast.init";
+    static constexpr ::llvm::StringLiteral kLossScaleAttrName =
+        "recast.loss_scale";
     static constexpr ::llvm::StringLiteral kRematAttrName = "recast.remat";
+    static constexpr ::llvm::StringLiteral kCheckpointBlockAttrName =
+        "recast.checkpoint_block";
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "recast.precision";
     static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";

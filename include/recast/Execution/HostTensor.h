@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RECAST_TOOLS_RECAST_RUN_HOSTTENSOR_H
-#define RECAST_TOOLS_RECAST_RUN_HOSTTENSOR_H
+#ifndef RECAST_EXECUTION_HOSTTENSOR_H
+#define RECAST_EXECUTION_HOSTTENSOR_H
 
 #include "recast/Runtime/Npy.h"
 
@@ -20,8 +20,8 @@
 
 namespace recast {
 
-/// Element types recast-run exchanges with the host, and their .npy dtypes.
-/// bf16 has no NumPy dtype: it travels as its raw bits ('u2').
+/// Element types a compiled step exchanges with the host, and their .npy
+/// dtypes. bf16 has no NumPy dtype: it travels as its raw bits ('u2').
 struct ElementKind {
   enum class Tag { F64, F32, F16, BF16, I64, I32, I16, I8, I1 };
   Tag tag;
@@ -72,4 +72,4 @@ llvm::Expected<HostTensor> tensorFromNpy(const NpyArray &array,
 
 } // namespace recast
 
-#endif // RECAST_TOOLS_RECAST_RUN_HOSTTENSOR_H
+#endif // RECAST_EXECUTION_HOSTTENSOR_H

@@ -1,6 +1,6 @@
 //===- HostTensor.cpp - Host buffers passed to a compiled step ------------===//
 
-#include "HostTensor.h"
+#include "recast/Execution/HostTensor.h"
 
 #include "recast/Runtime/TrackingAllocator.h"
 

@@ -1,0 +1,132 @@
+//===- Step.h - Compile and call a training step on the CPU -----*- C++ -*-===//
+//
+// The reusable core of recast-run: checks a function against the training-step
+// calling convention (docs/UserGuide.md), differentiates it, compiles it with
+// the CPU pipeline into an ExecutionEngine whose allocations go through the
+// tracking allocator, and calls it on host tensors, adopting the returned
+// parameters and state. recast-run and the C API (and through it the Python
+// package) share it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_EXECUTION_STEP_H
+#define RECAST_EXECUTION_STEP_H
+
+#include "recast/Execution/HostTensor.h"
+#include "recast/Runtime/Init.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class AsmParserState;
+class DialectRegistry;
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::recast {
+
+/// Registers what a step needs to be parsed, compiled and translated to LLVM
+/// IR: every upstream dialect and extension, the LLVM IR translations and the
+/// recast dialect.
+void registerStepDialects(DialectRegistry &registry);
+
+enum class ArgumentRole { Param, State, Batch };
+
+/// One argument of a training step, as the host sees it.
+struct StepArgument {
+  unsigned position;
+  std::string name;
+  ArgumentRole role;
+  ::recast::ElementKind element;
+  SmallVector<int64_t> shape;
+  /// The initialization rule: explicit, or the default of the role; none for
+  /// an integer batch without a rule.
+  std::optional<::recast::InitSpec> init;
+};
+
+/// The host's view of an element type, or none if it is not exchanged.
+std::optional<::recast::ElementKind> getElementKind(Type type);
+
+/// The names the arguments have in the source (`%w1` gives "w1"), or
+/// "arg<i>" where the parser kept none (`state` may be null).
+SmallVector<std::string> getArgumentNames(func::FuncOp func,
+                                          const AsmParserState *state);
+
+/// Checks `func` against the training-step calling convention and describes
+/// its arguments.
+llvm::Expected<SmallVector<StepArgument>>
+analyzeStepSignature(func::FuncOp func, ArrayRef<std::string> names);
+
+/// A new tensor holding the initial value the argument's rule gives for
+/// `seed`; an error for an integer argument without a rule.
+llvm::Expected<::recast::HostTensor>
+initializeStepArgument(const StepArgument &arg, uint64_t seed);
+
+/// How the step is transformed before it is compiled.
+struct StepTransformOptions {
+  /// Compute type of --recast-mixed-precision (bf16, f16); empty: none.
+  std::string mixedPrecision;
+  /// Budget of --recast-remat (bytes or a fraction); empty: none.
+  std::string rematBudget;
+};
+
+/// Runs autodiff (and mixed precision and remat if asked) on `module`, makes
+/// every function but `entry` private and removes what `entry` does not use.
+/// Errors are emitted as diagnostics; the returned message says which stage
+/// failed.
+llvm::Error transformStep(ModuleOp module, func::FuncOp entry,
+                          const StepTransformOptions &options);
+
+/// A step compiled for the CPU. Every buffer it allocates goes through
+/// ::recast::TrackingAllocator::global().
+class CompiledStep {
+public:
+  /// Lowers `module` (which contains `entry`, already transformed) with the
+  /// CPU pipeline and JIT-compiles it at LLVM optimization level `optLevel`
+  /// (0-3). The module is lowered in place.
+  static llvm::Expected<std::unique_ptr<CompiledStep>>
+  compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
+          unsigned optLevel = 2);
+  ~CompiledStep();
+
+  ArrayRef<StepArgument> getArguments() const { return args; }
+  /// Positions of the parameter and state arguments, in order: result k + 1
+  /// updates argument carried[k].
+  ArrayRef<unsigned> getCarried() const { return carried; }
+  /// Element kind and shape of each result (the loss first).
+  ArrayRef<::recast::ElementKind> getResultElements() const {
+    return resultElements;
+  }
+  ArrayRef<SmallVector<int64_t>> getResultShapes() const {
+    return resultShapes;
+  }
+
+  /// Calls the step on `values` (one tensor per argument, owned by the
+  /// tracking allocator). The new parameters and state replace their
+  /// arguments in `values`: each owns its buffer, old buffers nobody holds
+  /// any more are freed. Returns the loss.
+  llvm::Expected<double> call(MutableArrayRef<::recast::HostTensor> values);
+
+private:
+  CompiledStep() = default;
+
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string wrapperName;
+  SmallVector<StepArgument> args;
+  SmallVector<unsigned> carried;
+  SmallVector<::recast::ElementKind> resultElements;
+  SmallVector<SmallVector<int64_t>> resultShapes;
+};
+
+} // namespace mlir::recast
+
+#endif // RECAST_EXECUTION_STEP_H

@@ -1,0 +1,165 @@
+//===- LowerToNVVM.cpp - The recast-lower-to-nvvm pipeline ----------------===//
+//
+// The same training steps as the CPU pipeline, for NVIDIA GPUs: kernels for
+// the elementwise and reduction code, cuBLASLt (through the runtime) for the
+// contractions, host code that launches both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Conversion/Pipelines.h"
+#include "recast/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+std::string mlir::recast::findCUDAToolkit() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+  if (auto ptxas = llvm::sys::findProgramByName("ptxas")) {
+    // <root>/bin/ptxas
+    llvm::StringRef bin = llvm::sys::path::parent_path(*ptxas);
+    return llvm::sys::path::parent_path(bin).str();
+  }
+  return "/usr/local/cuda";
+}
+
+namespace {
+
+/// Fails with a message when the toolkit the binary formats need is absent:
+/// gpu-module-to-binary only warns about a bad path and then looks elsewhere.
+struct CheckToolkitPass
+    : public PassWrapper<CheckToolkitPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckToolkitPass)
+  CheckToolkitPass(std::string toolkit, std::string format)
+      : toolkit(std::move(toolkit)), format(std::move(format)) {}
+  StringRef getArgument() const final { return "recast-check-cuda-toolkit"; }
+
+  void runOnOperation() override {
+    for (StringRef tool : {"ptxas", "fatbinary"}) {
+      if (tool == "fatbinary" && format != "fatbin")
+        continue;
+      SmallString<256> path(toolkit);
+      llvm::sys::path::append(path, "bin", tool);
+      if (!llvm::sys::fs::can_execute(path)) {
+        getOperation().emitError()
+            << "recast-lower-to-nvvm: format=" << format << " needs " << tool
+            << " from a CUDA toolkit, and '" << path
+            << "' is not there (set toolkit=<CUDA root>, or use format=isa "
+               "for PTX without the toolkit)";
+        return signalPassFailure();
+      }
+    }
+  }
+
+  std::string toolkit, format;
+};
+
+} // namespace
+
+void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                            const LowerToNVVMOptions &options) {
+  std::string toolkit = options.toolkit.empty() ? findCUDAToolkit()
+                                                : std::string(options.toolkit);
+  if (options.format == "bin" || options.format == "fatbin")
+    pm.addPass(std::make_unique<CheckToolkitPass>(toolkit, options.format));
+
+  // The front half is the CPU pipeline's: backward, aggregates, buffers with
+  // identity layouts across functions, deallocation after the last use.
+  pm.addPass(createRecastAutodiffPass());
+  pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+  if (options.memoryPlan)
+    pm.addPass(createRecastMemoryPlanPass());
+
+  // Contractions go to cuBLASLt through the runtime.
+  if (options.gemmCalls)
+    pm.addPass(createRecastContractionsToCallsPass());
+
+  // Everything else: parallel loops, tiled so that the inner (tile) loops
+  // are the threads of a block and the outer loops the blocks, then
+  // outlined into one kernel per loop nest.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  SmallVector<int64_t> tiles(options.blockSizes.begin(),
+                             options.blockSizes.end());
+  if (tiles.empty())
+    tiles = {32, 8};
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(tiles));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Kernels: NVVM for the chosen chip. FP8 conversions first, which the
+  // upstream conversion does not handle.
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addNestedPass<gpu::GPUModuleOp>(createRecastFP8ToNVVMPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+
+  // Host code: as on the CPU, with buffers allocated through the generic
+  // entry points, which the runtime binds to device memory.
+  pm.addPass(createRecastStripAnnotationsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  memrefToLLVM.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // The kernels compiled into the module: PTX by LLVM, cubin by ptxas,
+  // fatbin by fatbinary.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::recast::registerLowerToNVVMPipeline() {
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "recast-lower-to-nvvm",
+      "Lower linalg on tensors for NVIDIA GPUs: kernels tiled onto blocks "
+      "and threads and compiled to PTX/cubin/fatbin, contractions as "
+      "cuBLASLt runtime calls, host code in the LLVM dialect",
+      buildLowerToNVVMPipeline);
+}

@@ -1,0 +1,408 @@
+//===- Step.cpp - Compile and call a training step on the CPU -------------===//
+
+#include "recast/Execution/Step.h"
+
+#include "recast/Conversion/Pipelines.h"
+#include "recast/InitAllRecast.h"
+#include "recast/Runtime/TrackingAllocator.h"
+
+#include "mlir/AsmParser/AsmParserState.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::recast;
+using ::recast::ElementKind;
+using ::recast::HostTensor;
+
+static llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(message);
+}
+
+void mlir::recast::registerStepDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerRecastDialects(registry);
+}
+
+std::optional<ElementKind> mlir::recast::getElementKind(Type type) {
+  using Tag = ElementKind::Tag;
+  if (type.isF64())
+    return ElementKind{Tag::F64, 8, "f8", true, "f64"};
+  if (type.isF32())
+    return ElementKind{Tag::F32, 4, "f4", true, "f32"};
+  if (type.isF16())
+    return ElementKind{Tag::F16, 2, "f2", true, "f16"};
+  if (type.isBF16())
+    return ElementKind{Tag::BF16, 2, "u2", true, "bf16"};
+  if (type.isInteger(64))
+    return ElementKind{Tag::I64, 8, "i8", false, "i64"};
+  if (type.isInteger(32))
+    return ElementKind{Tag::I32, 4, "i4", false, "i32"};
+  if (type.isInteger(16))
+    return ElementKind{Tag::I16, 2, "i2", false, "i16"};
+  if (type.isInteger(8))
+    return ElementKind{Tag::I8, 1, "i1", false, "i8"};
+  if (type.isInteger(1))
+    return ElementKind{Tag::I1, 1, "b1", false, "i1"};
+  return std::nullopt;
+}
+
+static std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+SmallVector<std::string>
+mlir::recast::getArgumentNames(func::FuncOp func, const AsmParserState *state) {
+  SmallVector<std::string> names;
+  const AsmParserState::BlockDefinition *def =
+      func.isExternal() || !state ? nullptr : state->getBlockDef(&func.front());
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = "arg" + std::to_string(i);
+    if (def && i < def->arguments.size()) {
+      llvm::SMRange range = def->arguments[i].loc;
+      if (range.isValid()) {
+        StringRef text(range.Start.getPointer(),
+                       range.End.getPointer() - range.Start.getPointer());
+        if (text.consume_front("%") && !text.empty())
+          name = text.str();
+      }
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+llvm::Expected<SmallVector<StepArgument>>
+mlir::recast::analyzeStepSignature(func::FuncOp func,
+                                   ArrayRef<std::string> names) {
+  using ::recast::InitSpec;
+  SmallVector<StepArgument> args;
+  SmallVector<unsigned> carried; // positions of param/state arguments
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return makeError(llvm::formatv(
+          "argument %{0} has type {1}; recast-run needs statically shaped "
+          "tensors",
+          names[i], typeString(type)));
+    std::optional<ElementKind> element =
+        getElementKind(tensor.getElementType());
+    if (!element)
+      return makeError(
+          llvm::formatv("argument %{0} has unsupported element type {1}",
+                        names[i], typeString(tensor.getElementType())));
+    StepArgument info{unsigned(i),
+                      names[i],
+                      ArgumentRole::Batch,
+                      *element,
+                      SmallVector<int64_t>(tensor.getShape()),
+                      std::nullopt};
+    if (func.getArgAttr(i, RecastDialect::kParamAttrName))
+      info.role = ArgumentRole::Param;
+    else if (func.getArgAttr(i, RecastDialect::kStateAttrName))
+      info.role = ArgumentRole::State;
+    if (info.role != ArgumentRole::Batch)
+      carried.push_back(i);
+
+    // The initialization rule: explicit, or the default for the role.
+    if (auto rule = func.getArgAttrOfType<StringAttr>(
+            i, RecastDialect::kInitAttrName)) {
+      // The dialect verifier has already checked it.
+      info.init = llvm::cantFail(::recast::parseInitSpec(rule.getValue()));
+    } else if (info.role == ArgumentRole::Param) {
+      info.init = llvm::cantFail(
+          ::recast::parseInitSpec(info.shape.size() >= 2 ? "fan_in" : "zeros"));
+    } else if (info.role == ArgumentRole::State) {
+      info.init = llvm::cantFail(::recast::parseInitSpec("zeros"));
+    } else if (element->isFloat) {
+      info.init = llvm::cantFail(::recast::parseInitSpec("uniform:1"));
+    }
+    args.push_back(std::move(info));
+  }
+
+  ArrayRef<Type> results = func.getResultTypes();
+  auto loss = results.empty() ? RankedTensorType()
+                              : dyn_cast<RankedTensorType>(results.front());
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()) ||
+      !getElementKind(loss.getElementType()))
+    return makeError(
+        "the first result must be the loss, a rank-0 floating-point tensor "
+        "such as tensor<f32>");
+  if (results.size() != carried.size() + 1)
+    return makeError(llvm::formatv(
+        "@{0} returns {1} values but has {2} recast.param/recast.state "
+        "arguments; a training step returns the loss, then one new value per "
+        "parameter or state argument in argument order",
+        func.getSymName(), results.size(), carried.size()));
+  for (auto [k, position] : llvm::enumerate(carried)) {
+    Type expected = func.getArgumentTypes()[position];
+    if (results[k + 1] != expected)
+      return makeError(llvm::formatv(
+          "result #{0} has type {1} but it updates argument %{2} of type {3}",
+          k + 1, typeString(results[k + 1]), names[position],
+          typeString(expected)));
+  }
+  return args;
+}
+
+llvm::Expected<HostTensor>
+mlir::recast::initializeStepArgument(const StepArgument &arg, uint64_t seed) {
+  if (!arg.init)
+    return makeError(llvm::formatv(
+        "argument %{0} holds integers: give it a rule such as "
+        "{{recast.init = \"index:<N>\"} or a value with --arg/--data",
+        arg.name));
+  HostTensor tensor = HostTensor::allocate(arg.element, arg.shape);
+  ::recast::generateInit(
+      *arg.init, arg.shape, seed, arg.position,
+      [&](int64_t k, double v) { tensor.setFromDouble(k, v); });
+  return tensor;
+}
+
+llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
+                                        const StepTransformOptions &options) {
+  MLIRContext *context = module.getContext();
+  StringRef entryName = func.getSymName();
+  // The backward of recast.value_and_grad is part of the step: the report
+  // and the run both see it.
+  PassManager autodiff(context);
+  autodiff.addPass(createRecastAutodiffPass());
+  if (!options.mixedPrecision.empty()) {
+    RecastMixedPrecisionPassOptions mp;
+    mp.computeType = options.mixedPrecision;
+    autodiff.addPass(createRecastMixedPrecisionPass(mp));
+  }
+  {
+    // Without a budget the pass only applies recast.checkpoint regions and
+    // recast.remat = "recompute" marks; "full" and "selective" name a
+    // policy instead of a budget.
+    RecastRematPassOptions remat;
+    if (options.rematBudget == "full" || options.rematBudget == "selective")
+      remat.policy = options.rematBudget;
+    else
+      remat.budget = options.rematBudget;
+    autodiff.addNestedPass<func::FuncOp>(createRecastRematPass(remat));
+  }
+  if (failed(autodiff.run(module)))
+    return makeError("differentiating @" + entryName + " failed");
+  // Only the entry and what it calls are compiled: other functions of the
+  // file (the loss functions value_and_grad inlined, other entries) would
+  // only add JIT time.
+  for (auto other : module.getOps<func::FuncOp>())
+    if (other != func)
+      other.setPrivate();
+  PassManager cleanup(context);
+  cleanup.addPass(createSymbolDCEPass());
+  cleanup.addPass(createCanonicalizerPass());
+  if (failed(cleanup.run(module)))
+    return makeError("simplifying @" + entryName + " failed");
+  return llvm::Error::success();
+}
+
+CompiledStep::~CompiledStep() = default;
+
+llvm::Expected<std::unique_ptr<CompiledStep>>
+CompiledStep::compile(ModuleOp module, func::FuncOp func,
+                      ArrayRef<StepArgument> args, unsigned optLevel) {
+  if (optLevel > 3)
+    return makeError("-O must be 0, 1, 2 or 3");
+  MLIRContext *context = module.getContext();
+  std::string entryName = func.getSymName().str();
+  std::unique_ptr<CompiledStep> step(new CompiledStep());
+  step->args.assign(args.begin(), args.end());
+  for (const StepArgument &arg : args)
+    if (arg.role != ArgumentRole::Batch)
+      step->carried.push_back(arg.position);
+  for (Type type : func.getResultTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    step->resultElements.push_back(*getElementKind(tensor.getElementType()));
+    step->resultShapes.emplace_back(tensor.getShape());
+  }
+
+  // Batch arguments are read-only to the step, so that a batch fed at every
+  // step is never clobbered; parameters and state may be updated in place,
+  // which is where a functional step saves their second copy.
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(context));
+  for (const StepArgument &arg : args)
+    if (arg.role == ArgumentRole::Batch)
+      func.setArgAttr(arg.position,
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(context, false));
+  PassManager pm(context);
+  LowerToCPUOptions lowering;
+  lowering.trackAllocations = true;
+  buildLowerToCPUPipeline(pm, lowering);
+  if (failed(pm.run(module)))
+    return makeError("compiling @" + entryName + " for the CPU failed");
+
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
+  auto engineOr = ExecutionEngine::create(module, engineOptions);
+  if (!engineOr)
+    return engineOr.takeError();
+  step->engine = std::move(*engineOr);
+  step->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto bind = [&](StringRef name, void *address) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    bind("_mlir_memref_to_llvm_alloc",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+    bind("_mlir_memref_to_llvm_aligned_alloc",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+    bind("_mlir_memref_to_llvm_free",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+    // Lowered memref.copy of non-contiguous views calls the C runner utils.
+    bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
+    return symbols;
+  });
+  step->engine->initialize();
+  step->wrapperName = "_mlir_ciface_" + entryName;
+  if (auto lookup = step->engine->lookupPacked(step->wrapperName); !lookup)
+    return lookup.takeError();
+  return step;
+}
+
+namespace {
+/// A memref descriptor read back from the result struct.
+struct ReturnedMemRef {
+  void *allocated;
+  char *aligned;
+  int64_t offset;
+  SmallVector<int64_t> sizes, strides;
+
+  bool isContiguous() const {
+    int64_t expected = 1;
+    for (int i = int(sizes.size()) - 1; i >= 0; --i) {
+      if (sizes[i] != 1 && strides[i] != expected)
+        return false;
+      expected *= sizes[i];
+    }
+    return true;
+  }
+};
+} // namespace
+
+llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
+  if (values.size() != args.size())
+    return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
+                                   args.size(), values.size()));
+  auto &allocator = ::recast::TrackingAllocator::global();
+
+  // Packed call of the C wrapper: a pointer to the result struct, then a
+  // pointer to each argument's memref descriptor.
+  SmallVector<SmallVector<int64_t>> descriptors;
+  for (const HostTensor &value : values)
+    descriptors.push_back(value.descriptor());
+  int64_t resultWords = 0;
+  for (ArrayRef<int64_t> shape : resultShapes)
+    resultWords += 3 + 2 * int64_t(shape.size());
+  SmallVector<int64_t> results(resultWords, 0);
+  void *resultPtr = results.data();
+  SmallVector<void *> descriptorPtrs;
+  for (auto &descriptor : descriptors)
+    descriptorPtrs.push_back(descriptor.data());
+  SmallVector<void *> packed;
+  packed.push_back(&resultPtr);
+  for (void *&ptr : descriptorPtrs)
+    packed.push_back(&ptr);
+
+  if (llvm::Error err = engine->invokePacked(wrapperName, packed))
+    return std::move(err);
+
+  // Unpack the returned descriptors.
+  SmallVector<ReturnedMemRef> returned;
+  int64_t *word = results.data();
+  for (ArrayRef<int64_t> shape : resultShapes) {
+    int64_t rank = shape.size();
+    ReturnedMemRef memref{
+        reinterpret_cast<void *>(word[0]), reinterpret_cast<char *>(word[1]),
+        word[2], SmallVector<int64_t>(word + 3, word + 3 + rank),
+        SmallVector<int64_t>(word + 3 + rank, word + 3 + 2 * rank)};
+    returned.push_back(std::move(memref));
+    word += 3 + 2 * rank;
+  }
+  const ElementKind &lossKind = resultElements[0];
+  HostTensor lossView{returned[0].allocated,
+                      returned[0].aligned + returned[0].offset * lossKind.bytes,
+                      lossKind,
+                      {}};
+  double loss = lossView.getAsDouble(0);
+
+  // Adopt the new parameters and state. A buffer the allocator does not
+  // own (a constant), one already adopted, one holding a batch, or a
+  // strided view is copied, so that every carried value owns its buffer.
+  llvm::DenseSet<void *> adopted;
+  for (const StepArgument &arg : args)
+    if (arg.role == ArgumentRole::Batch)
+      adopted.insert(values[arg.position].allocated);
+  SmallVector<void *> toFree;
+  for (unsigned position : carried)
+    toFree.push_back(values[position].allocated);
+  for (const ReturnedMemRef &memref : returned)
+    toFree.push_back(memref.allocated);
+  for (auto [k, position] : llvm::enumerate(carried)) {
+    const ReturnedMemRef &memref = returned[k + 1];
+    const StepArgument &arg = args[position];
+    HostTensor view{memref.allocated,
+                    memref.aligned + memref.offset * arg.element.bytes,
+                    arg.element, arg.shape};
+    if (!allocator.owns(memref.allocated) ||
+        adopted.contains(memref.allocated) || !memref.isContiguous()) {
+      HostTensor copy = HostTensor::allocate(arg.element, arg.shape);
+      // Element by element through the strides of the view.
+      SmallVector<int64_t> index(arg.shape.size(), 0);
+      for (int64_t k2 = 0, n = copy.numElements(); k2 < n; ++k2) {
+        int64_t offset = 0;
+        for (size_t d = 0; d < index.size(); ++d)
+          offset += index[d] * memref.strides[d];
+        std::memcpy(copy.data() + k2 * arg.element.bytes,
+                    view.data() + offset * arg.element.bytes,
+                    arg.element.bytes);
+        for (int d = int(index.size()) - 1; d >= 0; --d) {
+          if (++index[d] < arg.shape[d])
+            break;
+          index[d] = 0;
+        }
+      }
+      view = copy;
+    }
+    adopted.insert(view.allocated);
+    values[position] = view;
+  }
+  // Free what no argument holds any more: old parameters updated out of
+  // place, the loss, duplicated results.
+  llvm::DenseSet<void *> freed;
+  for (void *ptr : toFree)
+    if (!adopted.contains(ptr) && freed.insert(ptr).second)
+      allocator.deallocate(ptr);
+  return loss;
+}
