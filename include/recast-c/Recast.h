@@ -47,7 +47,8 @@ MLIR_CAPI_EXPORTED void recastRegisterAllDialects(MlirDialectRegistry registry);
 
 /// A new context with recastRegisterAllDialects' dialects (all loaded) and
 /// multithreading off. Destroy it with mlirContextDestroy. Also registers all
-/// passes (recastRegisterAllPasses).
+/// passes (recastRegisterAllPasses). Its diagnostics do not print the failing
+/// operation (mlirContextSetPrintOpOnDiagnostic is false).
 MLIR_CAPI_EXPORTED MlirContext recastContextCreate(void);
 
 /*===----------------------------------------------------------------------===*

@@ -238,6 +238,9 @@ MlirContext recastContextCreate(void) {
   registerStepDialects(registry);
   auto *context = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
   context->loadAllAvailableDialects();
+  // Diagnostics name their location; the whole module is not dumped after
+  // each error.
+  context->printOpOnDiagnostic(false);
   return wrap(context);
 }
 

@@ -1,4 +1,5 @@
-/*===- recast-capi-test.c - Exercises recast's C API -----------------------===*\
+/*===- recast-capi-test.c - Exercises recast's C API
+-----------------------===*\
 |*                                                                            *|
 |* Usage: recast-capi-test <training step .mlir> <remat graph .json>          *|
 |* Prints what each part of the API returns; CAPI/capi.test checks it, and    *|
@@ -113,9 +114,9 @@ static int testModules(MlirContext context) {
   mlirOperationPrint(mlirModuleGetOperation(module), printOperation, NULL);
 
   Buffer report = {NULL, 0};
-  result = recastMemoryReport(module,
-                              mlirStringRefCreateFromCString("train_step"),
-                              append, &report, append, &diagnostics);
+  result =
+      recastMemoryReport(module, mlirStringRefCreateFromCString("train_step"),
+                         append, &report, append, &diagnostics);
   printf("report: succeeded=%d\n%s\n", mlirLogicalResultIsSuccess(result),
          text(&report));
   reset(&report);
@@ -207,8 +208,7 @@ static int testProgram(MlirContext context, const char *path) {
   }
   MlirStringRef report = recastProgramGetMemoryReport(program);
   printf("program-report: %d bytes of JSON, has live_bytes %d\n",
-         (int)report.length,
-         strstr(report.data, "\"live_bytes\"") != NULL);
+         (int)report.length, strstr(report.data, "\"live_bytes\"") != NULL);
   for (int step = 1; step <= 3; ++step) {
     double loss = 0;
     if (mlirLogicalResultIsFailure(
@@ -229,6 +229,107 @@ static int testProgram(MlirContext context, const char *path) {
   return 0;
 }
 
+/* The static peak ("peak_bytes") of a program's memory report. */
+static long long reportPeak(RecastProgram program) {
+  MlirStringRef report = recastProgramGetMemoryReport(program);
+  const char *key = strstr(report.data, "\"peak_bytes\": ");
+  return key ? atoll(key + strlen("\"peak_bytes\": ")) : -1;
+}
+
+/* Runs one step from recast-run --seed=0's initial values; returns its loss. */
+static int stepOnce(RecastProgram program, double *loss) {
+  Buffer diagnostics = {NULL, 0};
+  intptr_t numArgs = recastProgramGetNumArguments(program);
+  void **values = (void **)calloc(numArgs, sizeof(void *));
+  void **updated = (void **)calloc(numArgs, sizeof(void *));
+  intptr_t numCarried = 0;
+  int status = 0;
+  for (intptr_t i = 0; i < numArgs; ++i) {
+    int64_t elements = 1;
+    for (intptr_t d = 0; d < recastProgramGetArgumentRank(program, i); ++d)
+      elements *= recastProgramGetArgumentDim(program, i, d);
+    values[i] =
+        calloc(elements, recastProgramGetArgumentElementBytes(program, i));
+    if (mlirLogicalResultIsFailure(recastProgramInitArgument(
+            program, i, 0, values[i], append, &diagnostics)))
+      status = 1;
+    if (recastProgramGetArgumentRole(program, i) != RecastArgumentRoleBatch)
+      updated[numCarried++] = values[i];
+  }
+  if (status == 0 && mlirLogicalResultIsFailure(recastProgramStep(
+                         program, (const void *const *)values, loss, updated,
+                         append, &diagnostics)))
+    status = 1;
+  if (status)
+    fprintf(stderr, "%s", text(&diagnostics));
+  reset(&diagnostics);
+  for (intptr_t i = 0; i < numArgs; ++i)
+    free(values[i]);
+  free(values);
+  free(updated);
+  return status;
+}
+
+/* Options: mixed precision, an infeasible remat budget, and a program made
+   from a module parsed beforehand. */
+static int testProgramOptions(MlirContext context, const char *path) {
+  char *source = readFile(path);
+  Buffer diagnostics = {NULL, 0};
+  RecastProgramOptions options = recastProgramOptionsGetDefault();
+  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
+  RecastProgram program = recastProgramCreate(
+      context, mlirStringRefCreateFromCString(source),
+      mlirStringRefCreateFromCString(path), options, append, &diagnostics);
+  double loss = 0;
+  if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
+    fprintf(stderr, "%s", text(&diagnostics));
+    return 1;
+  }
+  printf("program-bf16: peak %lld loss %.3f\n", reportPeak(program), loss);
+  recastProgramDestroy(program);
+
+  options = recastProgramOptionsGetDefault();
+  options.mixedPrecision = mlirStringRefCreateFromCString("f8");
+  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
+                                mlirStringRefCreateFromCString(path), options,
+                                append, &diagnostics);
+  printf("program-bad-precision: null=%d\n%s", recastProgramIsNull(program),
+         text(&diagnostics));
+  reset(&diagnostics);
+
+  options = recastProgramOptionsGetDefault();
+  options.rematBudget = mlirStringRefCreateFromCString("0.5");
+  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
+                                mlirStringRefCreateFromCString(path), options,
+                                append, &diagnostics);
+  printf("program-remat-infeasible: null=%d\n%s", recastProgramIsNull(program),
+         text(&diagnostics));
+  reset(&diagnostics);
+
+  MlirModule module = recastModuleParse(
+      context, mlirStringRefCreateFromCString(source),
+      mlirStringRefCreateFromCString(path), append, &diagnostics);
+  free(source);
+  if (mlirModuleIsNull(module)) {
+    fprintf(stderr, "%s", text(&diagnostics));
+    return 1;
+  }
+  options = recastProgramOptionsGetDefault();
+  options.optLevel = 0;
+  program =
+      recastProgramCreateFromModule(module, options, append, &diagnostics);
+  if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
+    fprintf(stderr, "%s", text(&diagnostics));
+    return 1;
+  }
+  MlirStringRef name = recastProgramGetArgumentName(program, 0);
+  printf("program-from-module: argument 0 %.*s, peak %lld, loss %.6f\n",
+         (int)name.length, name.data, reportPeak(program), loss);
+  recastProgramDestroy(program);
+  mlirModuleDestroy(module);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s <training step .mlir> <graph .json>\n", argv[0]);
@@ -246,6 +347,8 @@ int main(int argc, char **argv) {
     testSolve(argv[2]);
     status = testProgram(context, argv[1]);
   }
+  if (status == 0)
+    status = testProgramOptions(context, argv[1]);
   mlirContextDestroy(context);
   return status;
 }
