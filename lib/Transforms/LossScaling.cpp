@@ -20,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 using namespace mlir;
@@ -30,38 +31,45 @@ llvm::Error mlir::recast::parseLossScale(StringRef text,
   auto error = [](const Twine &message) {
     return llvm::createStringError(message);
   };
+  // Numbers as the user would write them (formatv would print 1.5 as 1.50).
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
   if (text == "none") {
     config.mode = LossScaleConfig::Mode::None;
   } else if (text == "dynamic") {
     config.mode = LossScaleConfig::Mode::Dynamic;
-  } else if (text.consume_front("static:")) {
+  } else if (text.starts_with("static:") || text.starts_with("dynamic:")) {
+    auto [mode, number] = text.split(':');
     double value;
-    if (!llvm::to_float(text, value) || !std::isfinite(value) || value <= 0)
-      return error("loss-scale='static:" + text +
-                   "' needs a positive finite scale");
-    config.mode = LossScaleConfig::Mode::Static;
+    if (!llvm::to_float(number, value) || !std::isfinite(value) || value <= 0)
+      return error("loss-scale='" + text + "' needs a positive finite scale");
+    config.mode = mode == "static" ? LossScaleConfig::Mode::Static
+                                   : LossScaleConfig::Mode::Dynamic;
     config.initScale = value;
   } else {
     return error("loss-scale='" + text +
-                 "' is not supported; use none, static:<scale> or dynamic");
+                 "' is not supported; use none, static:<scale>, dynamic or "
+                 "dynamic:<initial scale>");
   }
   if (!std::isfinite(config.initScale) || config.initScale <= 0 ||
       config.initScale > std::numeric_limits<float>::max())
-    return error(llvm::formatv("init-scale={0} must be a positive finite f32",
-                               config.initScale));
+    return error("init-scale=" + number(config.initScale) +
+                 " must be a positive finite f32");
   if (!(config.growthFactor > 1) || !std::isfinite(config.growthFactor))
-    return error(llvm::formatv("growth-factor={0} must be greater than 1",
-                               config.growthFactor));
+    return error("growth-factor=" + number(config.growthFactor) +
+                 " must be greater than 1");
   if (!(config.backoffFactor > 0 && config.backoffFactor < 1))
-    return error(llvm::formatv("backoff-factor={0} must be in (0, 1)",
-                               config.backoffFactor));
+    return error("backoff-factor=" + number(config.backoffFactor) +
+                 " must be in (0, 1)");
   if (config.growthInterval < 1 || config.growthInterval > (1 << 24))
     return error(llvm::formatv("growth-interval={0} must be in [1, 2^24]",
                                config.growthInterval));
   if (!(config.minScale >= 0) || !std::isfinite(config.minScale))
-    return error(llvm::formatv("min-loss-scale={0} must be a finite number "
-                               ">= 0",
-                               config.minScale));
+    return error("min-loss-scale=" + number(config.minScale) +
+                 " must be a finite number >= 0");
   return llvm::Error::success();
 }
 
@@ -199,7 +207,11 @@ mlir::recast::applyLossScaling(func::FuncOp step,
   if (dynamic) {
     unsigned n = step.getNumArguments();
     auto initText = [&](double v) {
-      return b.getStringAttr(llvm::formatv("fill:{0}", v).str());
+      // Shortest round-trip text: fixed-point formatting would turn small
+      // scales into 0.
+      char text[64];
+      std::snprintf(text, sizeof(text), "fill:%.9g", v);
+      return b.getStringAttr(text);
     };
     NamedAttrList scaleAttrs, trackerAttrs;
     scaleAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());

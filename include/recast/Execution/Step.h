@@ -75,12 +75,18 @@ initializeStepArgument(const StepArgument &arg, uint64_t seed);
 struct StepTransformOptions {
   /// Compute type of --recast-mixed-precision (bf16, f16); empty: none.
   std::string mixedPrecision;
+  /// Loss scaling of --recast-mixed-precision (none, static:<S>, dynamic);
+  /// empty: none. Needs `mixedPrecision`.
+  std::string lossScale;
   /// Budget of --recast-remat (bytes or a fraction); empty: none.
   std::string rematBudget;
 };
 
 /// Runs autodiff (and mixed precision and remat if asked) on `module`, makes
 /// every function but `entry` private and removes what `entry` does not use.
+/// Mixed precision runs first and differentiates the step itself, since loss
+/// scaling changes what the backward is seeded with; dynamic loss scaling
+/// adds state arguments to `entry`, named by their NameLoc.
 /// Errors are emitted as diagnostics; the returned message says which stage
 /// failed.
 llvm::Error transformStep(ModuleOp module, func::FuncOp entry,

@@ -34,8 +34,9 @@ struct LossScaleConfig {
   double minScale = 1e-4;
 };
 
-/// Parses `none`, `static:<value>` or `dynamic` into `config.mode` (and
-/// `config.initScale` for static), and checks every number of `config`.
+/// Parses `none`, `static:<value>`, `dynamic` or `dynamic:<value>` into
+/// `config.mode` (and `config.initScale` where a value is given), and checks
+/// every number of `config`.
 llvm::Error parseLossScale(StringRef text, LossScaleConfig &config);
 
 /// Applies loss scaling to the `recast.value_and_grad` ops of `step`, a

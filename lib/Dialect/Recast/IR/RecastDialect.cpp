@@ -70,8 +70,7 @@ LogicalResult RecastDialect::verifyRegionArgAttribute(Operation *op,
     if (!min || dict.size() != 1)
       return op->emitError()
              << "'" << name << "' must be a dictionary {min = <float>}";
-    auto scalar = dyn_cast_or_null<RankedTensorType>(shaped);
-    if (!scalar || scalar.getRank() != 0 || !scalar.getElementType().isF32() ||
+    if (!shaped || shaped.getRank() != 0 || !shaped.getElementType().isF32() ||
         !func.getArgAttr(argIndex, kStateAttrName))
       return op->emitError() << "'" << name << "' argument #" << argIndex
                              << " must be a rank-0 f32 recast.state tensor";

@@ -1,0 +1,63 @@
+// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic" -verify-diagnostics
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=always" 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=static:-4" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic backoff-factor=1.5" 2>&1 | FileCheck %s --check-prefix=BACKOFF
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic growth-factor=1" 2>&1 | FileCheck %s --check-prefix=GROWTH
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=INTERVAL
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic:1e39" 2>&1 | FileCheck %s --check-prefix=HUGE
+
+// MODE: error: --recast-mixed-precision: loss-scale='always' is not supported; use none, static:<scale>, dynamic or dynamic:<initial scale>
+// NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a positive finite scale
+// BACKOFF: error: --recast-mixed-precision: backoff-factor=1.5 must be in (0, 1)
+// GROWTH: error: --recast-mixed-precision: growth-factor=1 must be greater than 1
+// INTERVAL: error: --recast-mixed-precision: growth-interval=0 must be in [1, 2^24]
+// HUGE: error: --recast-mixed-precision: init-scale=1e+39 must be a positive finite f32
+
+/// Loss scaling changes what is differentiated: a step whose backward is
+/// already explicit cannot be scaled.
+// expected-error @below {{loss-scale='dynamic' needs the step's recast.value_and_grad}}
+module {
+  func.func @differentiated(%w: tensor<4xf32> {recast.param}) -> (tensor<f32>, tensor<4xf32>) {
+    %l = arith.constant dense<1.0> : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+func.func private @loss(%w: tensor<4xf32>) -> tensor<f32>
+
+/// Skipping a step returns the previous parameters: the function must be a
+/// training step (the loss, then one value per parameter).
+// expected-error @below {{loss scaling: a training step returns the loss and then one value per recast.param or recast.state argument (2 values), but this one returns 1}}
+func.func @not_a_step(%w: tensor<4xf32> {recast.param}) -> tensor<f32> {
+  %l, %g = recast.value_and_grad @loss(%w) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func private @loss(%w: tensor<4xf32>) -> tensor<f32>
+
+// expected-error @below {{loss scaling: recast.value_and_grad must be in the step's body, not in a nested region}}
+func.func @nested(%w: tensor<4xf32> {recast.param}, %c: i1) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %g = scf.if %c -> (tensor<f32>, tensor<4xf32>) {
+    %a, %b = recast.value_and_grad @loss(%w) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+    scf.yield %a, %b : tensor<f32>, tensor<4xf32>
+  } else {
+    %z = arith.constant dense<0.0> : tensor<f32>
+    scf.yield %z, %w : tensor<f32>, tensor<4xf32>
+  }
+  return %l, %g : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+func.func private @loss(%w: tensor<4xf32>) -> tensor<f32>
+
+/// The scale is applied once; a value_and_grad that has one is refused.
+// expected-error @below {{loss scaling: recast.value_and_grad already has a loss scale}}
+func.func @scaled_twice(%w: tensor<4xf32> {recast.param}, %s: tensor<f32>) -> (tensor<f32>, tensor<4xf32>) {
+  %l, %g = recast.value_and_grad @loss(%w) loss_scale(%s : tensor<f32>) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %g : tensor<f32>, tensor<4xf32>
+}
