@@ -121,9 +121,20 @@ MixedPrecisionAnalysis::getDataOperands(Operation *op) {
   return operands;
 }
 
+std::optional<PrecisionClassification>
+MixedPrecisionAnalysis::classify(Operation *op, const PrecisionPolicy *policy) {
+  auto iface = dyn_cast<PrecisionClassOpInterface>(op);
+  if (!iface)
+    return std::nullopt;
+  PrecisionClassification builtin = iface.classifyPrecision();
+  return policy ? policy->apply(op, std::move(builtin)) : builtin;
+}
+
 MixedPrecisionAnalysis::MixedPrecisionAnalysis(func::FuncOp func,
-                                               FloatType lowType)
-    : func(func), lowType(lowType), f32(Float32Type::get(func.getContext())) {
+                                               FloatType lowType,
+                                               const PrecisionPolicy *policy)
+    : func(func), lowType(lowType), policy(policy),
+      f32(Float32Type::get(func.getContext())) {
   if (func.isExternal())
     return;
   FailureOr<FloatType> funcOverride = getOverride(func);
@@ -187,10 +198,11 @@ void MixedPrecisionAnalysis::markStepResultChain(Block &body) {
           return stepResultChain.contains(result);
         }))
       continue;
-    auto iface = dyn_cast<PrecisionClassOpInterface>(op);
-    if (!iface || op->hasAttr(RecastDialect::kPrecisionAttrName))
+    std::optional<PrecisionClassification> classification =
+        classify(op, policy);
+    if (!classification || op->hasAttr(RecastDialect::kPrecisionAttrName))
       continue;
-    PrecisionClass cls = iface.classifyPrecision().kind;
+    PrecisionClass cls = classification->kind;
     if (cls != PrecisionClass::Follow && cls != PrecisionClass::CastFree)
       continue;
     for (OpOperand *operand : getDataOperands(op))
@@ -217,8 +229,8 @@ void MixedPrecisionAnalysis::decide(Operation *op,
     for (Value result : floatResults)
       logical[result] = getFloatElementType(result.getType());
     decision.rule = "results already in a chosen type: unchanged";
-    if (auto iface = dyn_cast<PrecisionClassOpInterface>(op))
-      decision.cls = iface.classifyPrecision().kind;
+    if (auto classification = classify(op, policy))
+      decision.cls = classification->kind;
     return;
   }
   if (floatResults.empty() && dataOperands.empty())
@@ -229,10 +241,10 @@ void MixedPrecisionAnalysis::decide(Operation *op,
     hasFailed = true;
     return;
   }
-  auto iface = dyn_cast<PrecisionClassOpInterface>(op);
+  std::optional<PrecisionClassification> classified = classify(op, policy);
   PrecisionClassification classification{PrecisionClass::Sensitive, ""};
-  if (iface) {
-    classification = iface.classifyPrecision();
+  if (classified) {
+    classification = *classified;
     decision.cls = classification.kind;
   }
   bool inStepResultChain = llvm::any_of(floatResults, [&](Value result) {
@@ -262,7 +274,7 @@ void MixedPrecisionAnalysis::decide(Operation *op,
     return;
   }
 
-  if (!iface) {
+  if (!classified) {
     decision.precision = f32;
     decision.rule = "no precision model for this op: unchanged (FP32)";
     setLogical(f32);

@@ -29,6 +29,7 @@
 #define RECAST_TRANSFORMS_MIXEDPRECISIONANALYSIS_H
 
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/PrecisionPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -62,10 +63,16 @@ struct PrecisionDecision {
 
 class MixedPrecisionAnalysis {
 public:
-  /// Analyzes `func` for the compute type `lowType` (bf16 or f16). Errors
-  /// (unsupported input) are emitted on the offending op and `failed()` is
-  /// true.
-  MixedPrecisionAnalysis(func::FuncOp func, FloatType lowType);
+  /// Analyzes `func` for the compute type `lowType` (bf16 or f16), with the
+  /// op classes edited by `policy` if given. Errors (unsupported input) are
+  /// emitted on the offending op and `failed()` is true.
+  MixedPrecisionAnalysis(func::FuncOp func, FloatType lowType,
+                         const PrecisionPolicy *policy = nullptr);
+
+  /// The class of `op`: its PrecisionClassOpInterface model's, edited by
+  /// `policy`; none for an op without a model.
+  static std::optional<PrecisionClassification>
+  classify(Operation *op, const PrecisionPolicy *policy);
 
   bool failed() const { return hasFailed; }
   /// The compute type in effect (a function-level override may change it);
@@ -89,6 +96,7 @@ private:
 
   func::FuncOp func;
   FloatType lowType;
+  const PrecisionPolicy *policy;
   FloatType f32;
   bool hasFailed = false;
   SmallVector<PrecisionDecision> decisions;
