@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -111,6 +112,26 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
       if (Operation *producer = value.getDefiningOp())
         if (auto it = graph.nodeOf.find(producer); it != graph.nodeOf.end())
           graph.problem.addEdge(it->second, graph.nodeOf[op]);
+  }
+
+  // An op marked "recompute" writes into its destination again: the
+  // destination's producer (the zero fill of a matmul's accumulator) is
+  // recomputed with it when nothing else reads it, or holding it would
+  // cost what recomputing the op saves. Walked in reverse so that chains of
+  // destinations are followed.
+  for (Operation *op : llvm::reverse(graph.ops)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    if (!dps || !graph.request.recompute[graph.nodeOf[op]])
+      continue;
+    for (OpOperand &init : dps.getDpsInitsMutable()) {
+      Operation *producer = init.get().getDefiningOp();
+      auto it = producer ? graph.nodeOf.find(producer) : graph.nodeOf.end();
+      // Recomputations get fresh empty tensors anyway (applySchedule).
+      if (it == graph.nodeOf.end() || isa<tensor::EmptyOp>(producer) ||
+          !producer->hasOneUse() || graph.request.save[it->second])
+        continue;
+      graph.request.recompute[it->second] = true;
+    }
   }
 
   // A training step returns its loss first: the forward is what the loss

@@ -25,14 +25,19 @@ Expected<std::vector<bool>> backwardNodes(const Problem &problem) {
 Expected<std::vector<int64_t>> inferBlocks(const Problem &problem, size_t count,
                                            const std::vector<bool> &backward) {
   Expected<SegmentChain> chain = [&]() -> Expected<SegmentChain> {
-    if (backward.empty())
-      return buildSegmentChain(problem);
-    if (backward.size() != problem.size())
+    if (!backward.empty() && backward.size() != problem.size())
       return createStringError(inconvertibleErrorCode(),
                                "phases do not match the problem's nodes");
+    // Nodes without inputs (empty tensors, constants) are read all over the
+    // step, which would leave no articulation point to cut at; they join the
+    // prologue instead: they are never in a block, so never recomputed.
     Problem phased = problem;
-    for (NodeIndex v = 0; v < problem.size(); ++v)
-      phased.node(v).phase = backward[v] ? Phase::Backward : Phase::Forward;
+    for (NodeIndex v = 0; v < problem.size(); ++v) {
+      if (!backward.empty())
+        phased.node(v).phase = backward[v] ? Phase::Backward : Phase::Forward;
+      if (problem.preds(v).empty())
+        phased.node(v).keepLive = true;
+    }
     return buildSegmentChain(phased);
   }();
   if (!chain)

@@ -8,14 +8,18 @@
 
 #include "recast/Analysis/RematGraph.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Remat/GraphIO.h"
 #include "recast/Remat/Solver.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ReportFile.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <chrono>
 
@@ -48,15 +52,25 @@ static void applySchedule(const RematGraph &graph,
   evaluations.assign(graph.size(), 0);
   // The op holding the latest evaluation of each node.
   SmallVector<Operation *> latest(graph.size(), nullptr);
+  // The node of every evaluation, clones included: an op moved into place
+  // may read a clone (its producer was recomputed before it first runs),
+  // and cloning it again must still find that producer's node.
+  DenseMap<Operation *, remat::NodeIndex> nodeOfEvaluation;
+  for (size_t node = 0; node < graph.size(); ++node)
+    nodeOfEvaluation[graph.getOp(node)] = remat::NodeIndex(node);
 
-  auto latestValue = [&](Value original) -> Value {
-    Operation *producer = original.getDefiningOp();
+  auto latestValue = [&](Value value) -> Value {
+    Operation *producer = value.getDefiningOp();
     if (!producer || producer->getBlock() != terminator->getBlock())
-      return original;
-    Operation *current = latest[graph.getNode(producer)];
-    return current->getResult(cast<OpResult>(original).getResultNumber());
+      return value;
+    auto it = nodeOfEvaluation.find(producer);
+    if (it == nodeOfEvaluation.end())
+      return value;
+    Operation *current = latest[it->second];
+    return current->getResult(cast<OpResult>(value).getResultNumber());
   };
 
+  SmallVector<std::pair<Operation *, Operation *>> freshEmpties;
   for (remat::NodeIndex node : schedule) {
     Operation *original = graph.getOp(node);
     SetVector<Value> read(original->getOperands().begin(),
@@ -75,14 +89,44 @@ static void applySchedule(const RematGraph &graph,
       evaluation = original;
     } else {
       IRMapping mapping;
-      for (Value value : read)
-        mapping.map(value, latestValue(value));
+      for (Value value : read) {
+        Value current = latestValue(value);
+        // A recomputation writes into a tensor.empty of its own (see
+        // below).
+        if (auto empty = current.getDefiningOp<tensor::EmptyOp>();
+            empty && empty->getBlock() == terminator->getBlock()) {
+          Operation *fresh = builder.clone(*empty);
+          freshEmpties.push_back({fresh, empty});
+          current = fresh->getResult(0);
+        }
+        mapping.map(value, current);
+      }
       evaluation = builder.clone(*original, mapping);
+      nodeOfEvaluation[evaluation] = node;
     }
     latest[node] = evaluation;
   }
   for (OpOperand &operand : terminator->getOpOperands())
     operand.set(latestValue(operand.get()));
+
+  // Sharing the forward's tensor.empty with a recomputation would make
+  // bufferization write the recomputation into the forward's buffer, which
+  // then stays allocated from the forward to the recomputation, undoing the
+  // saving. A fresh one is kept unless an op after the recomputation reads
+  // the forward's anyway (a backward op reading it as an input): then its
+  // buffer lives that long whatever happens, and sharing it is free.
+  Block *block = terminator->getBlock();
+  for (auto [fresh, shared] : freshEmpties) {
+    Operation *user = *fresh->getUsers().begin();
+    bool usedLater = llvm::any_of(shared->getUsers(), [&](Operation *other) {
+      Operation *inBlock = block->findAncestorOpInBlock(*other);
+      return inBlock && inBlock != user && user->isBeforeInBlock(inBlock);
+    });
+    if (usedLater) {
+      fresh->replaceAllUsesWith(shared);
+      fresh->erase();
+    }
+  }
 }
 
 namespace {
@@ -108,6 +152,25 @@ struct RecastRematPass
     }
     if (func.isExternal() || func.isPrivate())
       return markAllAnalysesPreserved();
+    // The marks are consumed here: once honoured they mean nothing to later
+    // passes, and on buffers (after bufferization) they would no longer
+    // verify.
+    auto consumeMarks = llvm::make_scope_exit([&] {
+      for (Operation &op : func.getFunctionBody().getOps()) {
+        op.removeAttr(RecastDialect::kCheckpointBlockAttrName);
+        op.removeAttr(RecastDialect::kRematAttrName);
+      }
+    });
+    // recast.checkpoint regions written in the step itself (autodiff has
+    // already inlined those of the functions it differentiates) become
+    // tagged ops like theirs.
+    SmallVector<CheckpointOp> checkpoints(
+        func.getFunctionBody().getOps<CheckpointOp>());
+    IRRewriter rewriter(func.getContext());
+    for (CheckpointOp checkpoint : checkpoints) {
+      rewriter.setInsertionPoint(checkpoint);
+      checkpoint.inlineAndTag(rewriter);
+    }
     // Without a budget the default policy only applies what the IR asks
     // for (checkpoint blocks, "recompute" marks).
     if (budget.empty() && !selective && !full && !hasRecomputeMarks(func))

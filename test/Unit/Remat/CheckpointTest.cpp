@@ -117,6 +117,43 @@ TEST(Checkpoint, InferredBlocksCoverTheForward) {
   EXPECT_NO_ERROR(verify(problem, *schedule, ~uint64_t(0)).takeError());
 }
 
+TEST(Checkpoint, InputlessNodesDoNotPreventBlocks) {
+  // An empty tensor (no inputs, no bytes) that every forward and backward
+  // node reads, as `outs` operands are in the IR: it would leave no
+  // articulation point, hence one block, if it took part in the cut.
+  Problem problem = trainingChain();
+  Node empty;
+  empty.id = int64_t(problem.size());
+  empty.name = "empty";
+  empty.bytes = 0;
+  NodeIndex e = problem.addNode(empty);
+  for (NodeIndex v = 1; v < 10; ++v)
+    problem.addEdge(e, v);
+  std::vector<NodeIndex> order = {e};
+  for (NodeIndex v = 0; v < 10; ++v)
+    order.push_back(v);
+  problem.setOrder(order);
+  auto blocks = inferBlocks(problem, 2);
+  ASSERT_EXPECTED(blocks);
+  EXPECT_EQ((*blocks)[e], -1);
+  EXPECT_EQ((*blocks)[1], 0);
+  EXPECT_EQ((*blocks)[5], 1);
+  RecomputeRequest request;
+  request.blockOf = *blocks;
+  auto forced = forcedRecomputations(problem, request);
+  ASSERT_EXPECTED(forced);
+  EXPECT_FALSE((*forced)[e]);
+  // Some block boundary inside the forward stays saved.
+  EXPECT_TRUE(!(*forced)[2] || !(*forced)[3] || !(*forced)[4]);
+  auto schedule = applyRecomputeRequest(problem, order, request);
+  ASSERT_EXPECTED(schedule);
+  auto before = evaluate(problem, order);
+  auto after = verify(problem, *schedule, ~uint64_t(0));
+  ASSERT_EXPECTED(before);
+  ASSERT_EXPECTED(after);
+  EXPECT_LT(after->peakBytes, before->peakBytes);
+}
+
 TEST(Checkpoint, MismatchedRequestIsAnError) {
   Problem problem = trainingChain();
   RecomputeRequest request;
