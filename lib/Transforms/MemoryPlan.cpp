@@ -39,6 +39,10 @@ struct FunctionPlan {
   std::string name;
   uint64_t arenaBytes, livenessPeak;
   int64_t planned, unplanned;
+  /// Buffers the function returns: they outlive the call, so they keep
+  /// their own allocation, alive from their alloc to the return.
+  int64_t returned;
+  uint64_t returnedBytes;
 };
 
 struct RecastMemoryPlanPass
@@ -75,6 +79,12 @@ struct RecastMemoryPlanPass
                                      : 0.0);
                   json.attribute("planned_buffers", plan.planned);
                   json.attribute("unplanned_buffers", plan.unplanned);
+                  json.attribute("returned_buffers", plan.returned);
+                  json.attribute("returned_bytes", int64_t(plan.returnedBytes));
+                  // What the step allocates at most: the arena, and the
+                  // returned buffers on top of it.
+                  json.attribute("footprint_bytes",
+                                 int64_t(plan.arenaBytes + plan.returnedBytes));
                 });
             });
           });
@@ -94,9 +104,15 @@ struct RecastMemoryPlanPass
 
     constexpr uint64_t alignment = 64;
     SmallVector<PlannedBuffer> planned;
-    int64_t unplanned = 0;
+    int64_t unplanned = 0, returned = 0;
+    uint64_t returnedBytes = 0;
+    Operation *terminator = block.getTerminator();
     for (auto alloc : block.getOps<memref::AllocOp>()) {
       std::optional<uint64_t> bytes = getStaticBytes(alloc.getType());
+      if (llvm::is_contained(alloc->getUsers(), terminator)) {
+        ++returned;
+        returnedBytes += bytes.value_or(0);
+      }
       memref::DeallocOp dealloc;
       for (Operation *user : alloc->getUsers())
         if (auto candidate = dyn_cast<memref::DeallocOp>(user);
@@ -145,9 +161,10 @@ struct RecastMemoryPlanPass
     builder.setInsertionPoint(block.getTerminator());
     memref::DeallocOp::create(builder, loc, arena);
 
-    return std::optional<FunctionPlan>(FunctionPlan{
-        func.getSymName().str(), plan.arenaBytes,
-        memplan::livenessPeak(buffers), int64_t(planned.size()), unplanned});
+    return std::optional<FunctionPlan>(
+        FunctionPlan{func.getSymName().str(), plan.arenaBytes,
+                     memplan::livenessPeak(buffers), int64_t(planned.size()),
+                     unplanned, returned, returnedBytes});
   }
 };
 } // namespace

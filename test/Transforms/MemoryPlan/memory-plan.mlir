@@ -4,7 +4,8 @@
 // RUN: recast-opt %s -recast-memory-plan -recast-outline-kernels -convert-linalg-to-loops -convert-scf-to-cf -expand-strided-metadata -finalize-memref-to-llvm -convert-arith-to-llvm -convert-math-to-llvm -convert-func-to-llvm -convert-cf-to-llvm -reconcile-unrealized-casts | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=EXEC
 
 /// %a and %c are never alive together: they share offset 0; %b lives across
-/// both and goes next to them. The returned buffer keeps its own alloc.
+/// both and goes next to them. The returned buffer keeps its own alloc (it
+/// outlives the call); the report counts it in the step's footprint.
 // CHECK-LABEL: func.func @chain
 // CHECK:      %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<512xi8>
 // CHECK:      arith.constant 0 : index
@@ -24,7 +25,10 @@
 // REPORT-NEXT: "liveness_peak_bytes": 512,
 // REPORT-NEXT: "fragmentation": 0,
 // REPORT-NEXT: "planned_buffers": 3,
-// REPORT-NEXT: "unplanned_buffers": 1
+// REPORT-NEXT: "unplanned_buffers": 1,
+// REPORT-NEXT: "returned_buffers": 1,
+// REPORT-NEXT: "returned_bytes": 256,
+// REPORT-NEXT: "footprint_bytes": 768
 // REPORT:      "function": "main",
 
 // EXEC: [-2.65229]
