@@ -47,6 +47,12 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // offsets, so the step allocates once.
   if (options.memoryPlan)
     pm.addPass(createRecastMemoryPlanPass());
+  // f32 contractions to a real BLAS through the runtime.
+  if (options.blasCalls) {
+    RecastContractionsToCallsPassOptions calls;
+    calls.onlyF32 = true;
+    pm.addPass(createRecastContractionsToCallsPass(calls));
+  }
 
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.

@@ -72,6 +72,81 @@ struct CheckToolkitPass
   std::string toolkit, format;
 };
 
+/// Moves the kernels of every gpu.module into one, `recast_kernels`, so that
+/// the toolkit runs once per step function and the runtime loads one image
+/// (outlining makes one module per kernel: 371 for the tiny GPT).
+struct MergeGPUModulesPass
+    : public PassWrapper<MergeGPUModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeGPUModulesPass)
+  StringRef getArgument() const final { return "recast-merge-gpu-modules"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<gpu::GPUDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> sources(module.getOps<gpu::GPUModuleOp>());
+    if (sources.size() < 2)
+      return;
+    OpBuilder b(&getContext());
+    b.setInsertionPoint(sources.front());
+    auto merged =
+        gpu::GPUModuleOp::create(b, sources.front().getLoc(), "recast_kernels");
+    SymbolTable mergedSymbols(merged);
+    // Old (module, kernel) reference -> new kernel name.
+    llvm::DenseMap<SymbolRefAttr, StringAttr> renamed;
+    for (gpu::GPUModuleOp source : sources) {
+      if (source.getTargetsAttr() || source->getAttrDictionary().size() > 1) {
+        source.emitError("recast-lower-to-nvvm: cannot merge a gpu.module "
+                         "with targets or attributes");
+        return signalPassFailure();
+      }
+      SymbolTable sourceSymbols(source);
+      bool single =
+          llvm::range_size(source.getBody()->without_terminator()) == 1;
+      for (Operation &op :
+           llvm::make_early_inc_range(source.getBody()->without_terminator())) {
+        auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+        if (name) {
+          // The kernel of a one-kernel module takes the module's (unique)
+          // name; anything else keeps its name unless it is taken.
+          std::string wanted =
+              single ? source.getName().str() : name.getValue().str();
+          std::string fresh = wanted;
+          for (unsigned k = 0; mergedSymbols.lookup(fresh); ++k)
+            fresh = wanted + "_" + std::to_string(k);
+          if (fresh != name.getValue() &&
+              failed(sourceSymbols.rename(&op, b.getStringAttr(fresh)))) {
+            op.emitError("recast-lower-to-nvvm: cannot rename kernel");
+            return signalPassFailure();
+          }
+          renamed[SymbolRefAttr::get(source.getNameAttr(),
+                                     {FlatSymbolRefAttr::get(name)})] =
+              b.getStringAttr(fresh);
+        }
+        op.moveBefore(merged.getBody(), merged.getBody()->end());
+        if (name)
+          mergedSymbols.insert(&op, merged.getBody()->end());
+      }
+    }
+    WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it = renamed.find(launch.getKernel());
+      if (it == renamed.end()) {
+        launch.emitError("recast-lower-to-nvvm: launch of an unknown kernel");
+        return WalkResult::interrupt();
+      }
+      launch.setKernelAttr(SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    for (gpu::GPUModuleOp source : sources)
+      source.erase();
+  }
+};
+
 } // namespace
 
 void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
@@ -113,6 +188,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(std::make_unique<MergeGPUModulesPass>());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());

@@ -22,6 +22,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "arena (recast-memory-plan); off by default until the "
                      "returned buffers are planned too (docs/MemoryPlan.md)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> blasCalls{
+      *this, "blas-calls",
+      llvm::cl::desc("Send f32 matmuls and batch matmuls to the runtime's "
+                     "`recast_gemm` (OpenBLAS when the runtime finds it; "
+                     "recast-run sets this); off, they become loop nests"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,

@@ -193,6 +193,17 @@ void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c, int64_t batch,
  * recast_last_error(). */
 recast_status recast_take_deferred_error(void);
 
+/*===------------------------ Backend details -----------------------------===*/
+
+/* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).
+ * $RECAST_BLAS names another library, or "none". */
+const char *recast_cpu_blas_library(void);
+/* CUDA: allocate with cuMemAllocManaged from now on (memory the host may
+ * also touch, which compiled host code needs for its few host-side copies). */
+void recast_cuda_set_managed_memory(recast_device_t device, int on);
+/* CUDA: the device's stream (a CUstream), NULL for other devices. */
+void *recast_cuda_stream(recast_device_t device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,8 +5,12 @@
 /// A row reduction: the parallel (row) dimension is mapped to blocks and
 /// threads; each thread runs the reduction loop over its row.
 
+/// The fill and the reduction are two kernels of one GPU module.
 // CHECK-LABEL: llvm.func @row_max
-// CHECK: gpu.launch_func @row_max_kernel::@row_max_kernel
+// CHECK: gpu.launch_func @recast_kernels::@row_max_kernel blocks
+// CHECK: gpu.launch_func @recast_kernels::@row_max_kernel_0 blocks
+// CHECK: gpu.binary @recast_kernels
+// CHECK-NOT: gpu.binary
 
 // PTX: .visible .entry row_max_kernel(
 // PTX: max{{(.NaN)?}}.f32

@@ -1,0 +1,310 @@
+//===- CUDAStep.cpp - Compile and call a training step on a GPU -----------===//
+
+#include "recast/Execution/CUDAStep.h"
+
+#include "recast/Conversion/Pipelines.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::recast;
+using ::recast::ElementKind;
+using ::recast::HostTensor;
+
+// The runtime's entry points for compiled host code (CUDABackend.cpp).
+extern "C" {
+void *mgpuModuleLoad(void *data, size_t gpuBlobSize);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void *mgpuStreamCreate();
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+}
+
+static llvm::Error makeError(const Twine &message) {
+  return llvm::createStringError(message);
+}
+
+static llvm::Error runtimeError(const Twine &what) {
+  return makeError(what + ": " + recast_last_error());
+}
+
+llvm::Expected<recast_device_t> mlir::recast::createCUDADevice(int ordinal) {
+  recast_device_t device = nullptr;
+  if (recast_device_create(RECAST_DEVICE_CUDA, ordinal, &device) != RECAST_OK)
+    return makeError(recast_last_error());
+  return device;
+}
+
+namespace {
+// Allocation entry points of the lowered host code, on the current device.
+// Managed memory: the host code's few host-side copies (memrefCopy of
+// strided views) may touch it.
+void *deviceAlignedAlloc(size_t alignment, size_t size) {
+  (void)alignment; // device allocations are 256-byte aligned
+  void *ptr = nullptr;
+  if (recast_malloc(recast_get_current_device(), size, &ptr) != RECAST_OK) {
+    std::string message = recast_last_error();
+    llvm::report_fatal_error(llvm::Twine("recast-run: error: ") + message);
+  }
+  return ptr;
+}
+void *deviceAlloc(size_t size) { return deviceAlignedAlloc(256, size); }
+void deviceFree(void *ptr) { recast_free(recast_get_current_device(), ptr); }
+void deviceMemrefCopy(int64_t elemSize, ::UnrankedMemRefType<char> *src,
+                      ::UnrankedMemRefType<char> *dst) {
+  recast_device_synchronize(recast_get_current_device());
+  memrefCopy(elemSize, src, dst);
+}
+
+struct ReturnedMemRef {
+  void *allocated;
+  char *aligned;
+  int64_t offset;
+  SmallVector<int64_t> sizes, strides;
+};
+} // namespace
+
+CUDAStep::~CUDAStep() {
+  // The module's destructors unload the kernels through the current device.
+  recast_set_current_device(device);
+  engine.reset();
+}
+
+llvm::Expected<std::unique_ptr<CUDAStep>>
+CUDAStep::compile(ModuleOp module, func::FuncOp func,
+                  ArrayRef<StepArgument> args, recast_device_t device,
+                  const CUDAStepOptions &options) {
+  if (!device || recast_device_get_kind(device) != RECAST_DEVICE_CUDA)
+    return makeError("CUDAStep needs a CUDA device");
+  MLIRContext *context = module.getContext();
+  std::string entryName = func.getSymName().str();
+  std::unique_ptr<CUDAStep> step(new CUDAStep());
+  step->device = device;
+  step->args.assign(args.begin(), args.end());
+  for (const StepArgument &arg : args)
+    if (arg.role != ArgumentRole::Batch)
+      step->carried.push_back(arg.position);
+  for (Type type : func.getResultTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    step->resultElements.push_back(*getElementKind(tensor.getElementType()));
+    step->resultShapes.emplace_back(tensor.getShape());
+  }
+
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(context));
+  for (const StepArgument &arg : args)
+    if (arg.role == ArgumentRole::Batch)
+      func.setArgAttr(arg.position,
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(context, false));
+  PassManager pm(context);
+  LowerToNVVMOptions lowering;
+  lowering.chip = options.chip;
+  lowering.features = options.features;
+  lowering.format = "fatbin";
+  buildLowerToNVVMPipeline(pm, lowering);
+  if (failed(pm.run(module)))
+    return makeError("compiling @" + entryName + " for CUDA (" + options.chip +
+                     ") failed");
+
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
+  engineOptions.transformer = transformer;
+  auto engineOr = ExecutionEngine::create(module, engineOptions);
+  if (!engineOr)
+    return engineOr.takeError();
+  step->engine = std::move(*engineOr);
+  step->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto bind = [&](StringRef name, void *address) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    bind("_mlir_memref_to_llvm_alloc", reinterpret_cast<void *>(&deviceAlloc));
+    bind("_mlir_memref_to_llvm_aligned_alloc",
+         reinterpret_cast<void *>(&deviceAlignedAlloc));
+    bind("_mlir_memref_to_llvm_free", reinterpret_cast<void *>(&deviceFree));
+    bind("memrefCopy", reinterpret_cast<void *>(&deviceMemrefCopy));
+    bind("recast_gemm", reinterpret_cast<void *>(&recast_gemm));
+    bind("mgpuModuleLoad", reinterpret_cast<void *>(&mgpuModuleLoad));
+    bind("mgpuModuleLoadJIT", reinterpret_cast<void *>(&mgpuModuleLoadJIT));
+    bind("mgpuModuleUnload", reinterpret_cast<void *>(&mgpuModuleUnload));
+    bind("mgpuModuleGetFunction",
+         reinterpret_cast<void *>(&mgpuModuleGetFunction));
+    bind("mgpuLaunchKernel", reinterpret_cast<void *>(&mgpuLaunchKernel));
+    bind("mgpuStreamCreate", reinterpret_cast<void *>(&mgpuStreamCreate));
+    bind("mgpuStreamDestroy", reinterpret_cast<void *>(&mgpuStreamDestroy));
+    bind("mgpuStreamSynchronize",
+         reinterpret_cast<void *>(&mgpuStreamSynchronize));
+    return symbols;
+  });
+  // The global constructors load the kernels on the current device.
+  recast_set_current_device(device);
+  recast_cuda_set_managed_memory(device, 1);
+  step->engine->initialize();
+  if (recast_status status = recast_take_deferred_error())
+    return makeError(llvm::formatv("loading the kernels of @{0} failed ({1}): "
+                                   "{2}",
+                                   entryName, recast_status_name(status),
+                                   recast_last_error()));
+  step->wrapperName = "_mlir_ciface_" + entryName;
+  if (auto lookup = step->engine->lookupPacked(step->wrapperName); !lookup)
+    return lookup.takeError();
+  return step;
+}
+
+llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
+  if (values.size() != args.size())
+    return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
+                                   args.size(), values.size()));
+  recast_set_current_device(device);
+
+  // Arguments to the device.
+  SmallVector<void *> deviceArgs;
+  auto freeAll = [&](ArrayRef<void *> ptrs) {
+    llvm::DenseSet<void *> freed;
+    for (void *ptr : ptrs)
+      if (ptr && freed.insert(ptr).second)
+        recast_free(device, ptr); // not ours (constants): ignored
+  };
+  SmallVector<SmallVector<int64_t>> descriptors;
+  for (const HostTensor &value : values) {
+    void *ptr = nullptr;
+    size_t bytes = size_t(value.sizeInBytes());
+    if (recast_malloc(device, bytes, &ptr) != RECAST_OK ||
+        recast_memcpy_to_device(device, ptr, value.data(), bytes) !=
+            RECAST_OK) {
+      llvm::Error err = runtimeError("copying the arguments to the device");
+      freeAll(deviceArgs);
+      return std::move(err);
+    }
+    deviceArgs.push_back(ptr);
+    HostTensor view = value;
+    view.allocated = view.aligned = ptr;
+    descriptors.push_back(view.descriptor());
+  }
+
+  int64_t resultWords = 0;
+  for (ArrayRef<int64_t> shape : resultShapes)
+    resultWords += 3 + 2 * int64_t(shape.size());
+  SmallVector<int64_t> results(resultWords, 0);
+  void *resultPtr = results.data();
+  SmallVector<void *> descriptorPtrs;
+  for (auto &descriptor : descriptors)
+    descriptorPtrs.push_back(descriptor.data());
+  SmallVector<void *> packed;
+  packed.push_back(&resultPtr);
+  for (void *&ptr : descriptorPtrs)
+    packed.push_back(&ptr);
+
+  recast_event_t start = nullptr, end = nullptr;
+  recast_event_create(device, &start);
+  recast_event_create(device, &end);
+  recast_event_record(start);
+  llvm::Error err = engine->invokePacked(wrapperName, packed);
+  recast_event_record(end);
+  if (!err && recast_event_elapsed_ms(start, end, &lastDeviceMs) != RECAST_OK)
+    err = runtimeError("timing the step");
+  recast_event_destroy(start);
+  recast_event_destroy(end);
+  if (!err && recast_device_synchronize(device) != RECAST_OK)
+    err = runtimeError("running the step on the device");
+  if (!err)
+    if (recast_status status = recast_take_deferred_error())
+      err = makeError(llvm::formatv("the step failed on the device ({0}): {1}",
+                                    recast_status_name(status),
+                                    recast_last_error()));
+  if (err) {
+    freeAll(deviceArgs);
+    return std::move(err);
+  }
+
+  SmallVector<ReturnedMemRef> returned;
+  int64_t *word = results.data();
+  for (ArrayRef<int64_t> shape : resultShapes) {
+    int64_t rank = shape.size();
+    returned.push_back(
+        {reinterpret_cast<void *>(word[0]), reinterpret_cast<char *>(word[1]),
+         word[2], SmallVector<int64_t>(word + 3, word + 3 + rank),
+         SmallVector<int64_t>(word + 3 + rank, word + 3 + 2 * rank)});
+    word += 3 + 2 * rank;
+  }
+
+  // Results back to the host: the loss, then the carried values (a strided
+  // view is copied element by element).
+  auto download = [&](const ReturnedMemRef &memref, const ElementKind &element,
+                      ArrayRef<int64_t> shape, HostTensor &out) -> llvm::Error {
+    out = HostTensor::allocate(element, shape);
+    int64_t n = out.numElements();
+    bool contiguous = true;
+    int64_t expected = 1;
+    for (int d = int(shape.size()) - 1; d >= 0; --d) {
+      if (shape[d] != 1 && memref.strides[d] != expected)
+        contiguous = false;
+      expected *= shape[d];
+    }
+    const char *base = memref.aligned + memref.offset * element.bytes;
+    if (contiguous) {
+      if (recast_memcpy_to_host(device, out.data(), base,
+                                size_t(n) * element.bytes) != RECAST_OK)
+        return runtimeError("copying a result to the host");
+      return llvm::Error::success();
+    }
+    SmallVector<int64_t> index(shape.size(), 0);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t offset = 0;
+      for (size_t d = 0; d < index.size(); ++d)
+        offset += index[d] * memref.strides[d];
+      if (recast_memcpy_to_host(device, out.data() + k * element.bytes,
+                                base + offset * element.bytes,
+                                element.bytes) != RECAST_OK)
+        return runtimeError("copying a result to the host");
+      for (int d = int(index.size()) - 1; d >= 0; --d) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    return llvm::Error::success();
+  };
+
+  SmallVector<void *> toFree(deviceArgs.begin(), deviceArgs.end());
+  for (const ReturnedMemRef &memref : returned)
+    toFree.push_back(memref.allocated);
+  HostTensor loss;
+  if (llvm::Error e =
+          download(returned[0], resultElements[0], resultShapes[0], loss)) {
+    freeAll(toFree);
+    return std::move(e);
+  }
+  double lossValue = loss.getAsDouble(0);
+  loss.release();
+  for (auto [k, position] : llvm::enumerate(carried)) {
+    HostTensor updated;
+    if (llvm::Error e = download(returned[k + 1], args[position].element,
+                                 args[position].shape, updated)) {
+      freeAll(toFree);
+      return std::move(e);
+    }
+    values[position].release();
+    values[position] = updated;
+  }
+  freeAll(toFree);
+  return lossValue;
+}

@@ -1,0 +1,223 @@
+//===- CPUBackend.cpp - recast_runtime.h on the host ----------------------===//
+//
+// Device memory is host memory, modules are shared objects whose functions
+// take packed arguments, events read a steady clock, and GEMMs go to a CBLAS
+// loaded at run time (OpenBLAS: cblas_sgemm for f32, cblas_sbgemm for bf16
+// inputs into f32 where the library has it), else to a reference loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeInternal.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <vector>
+
+using namespace recast::runtime;
+
+namespace {
+
+// CBLAS enumerators (cblas.h).
+constexpr int kCblasRowMajor = 101;
+constexpr int kCblasNoTrans = 111;
+constexpr int kCblasTrans = 112;
+
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float *,
+                         int, const float *, int, float, float *, int);
+using SbgemmFn = void (*)(int, int, int, int, int, int, float, const uint16_t *,
+                          int, const uint16_t *, int, float, float *, int);
+
+struct Blas {
+  void *handle = nullptr;
+  SgemmFn sgemm = nullptr;
+  SbgemmFn sbgemm = nullptr;
+  std::string library;
+};
+
+/// The CBLAS to use: $RECAST_BLAS (a path or soname; "none" disables BLAS),
+/// else OpenBLAS, else the system CBLAS.
+const Blas &getBlas() {
+  static Blas blas = [] {
+    Blas b;
+    std::vector<std::string> candidates;
+    if (const char *env = std::getenv("RECAST_BLAS"); env && *env) {
+      if (std::strcmp(env, "none") == 0)
+        return b;
+      candidates.push_back(env);
+    } else {
+      candidates = {"libopenblas.so.0", "libopenblas.so", "libcblas.so.3",
+                    "libblas.so.3"};
+    }
+    for (const std::string &name : candidates) {
+      void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle)
+        continue;
+      auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
+      if (!sgemm) {
+        dlclose(handle);
+        continue;
+      }
+      b.handle = handle;
+      b.sgemm = sgemm;
+      b.sbgemm = reinterpret_cast<SbgemmFn>(dlsym(handle, "cblas_sbgemm"));
+      b.library = name;
+      break;
+    }
+    return b;
+  }();
+  return blas;
+}
+
+struct CPUEvent {
+  std::chrono::steady_clock::time_point time;
+  bool recorded = false;
+};
+
+class CPUBackend : public Backend {
+public:
+  const char *name() const override { return "cpu"; }
+
+  recast_status allocate(size_t bytes, void **out) override {
+    size_t rounded = (bytes + 4095) & ~size_t(4095);
+    void *ptr = std::aligned_alloc(4096, rounded);
+    if (!ptr)
+      return fail(RECAST_ERROR_OUT_OF_MEMORY,
+                  "out of host memory: asked for " + formatBytes(bytes));
+    *out = ptr;
+    return RECAST_OK;
+  }
+  recast_status release(void *ptr) override {
+    std::free(ptr);
+    return RECAST_OK;
+  }
+  recast_status copyToDevice(void *dst, const void *src,
+                             size_t bytes) override {
+    std::memmove(dst, src, bytes);
+    return RECAST_OK;
+  }
+  recast_status copyToHost(void *dst, const void *src, size_t bytes) override {
+    std::memmove(dst, src, bytes);
+    return RECAST_OK;
+  }
+  recast_status fill(void *dst, int value, size_t bytes) override {
+    std::memset(dst, value, bytes);
+    return RECAST_OK;
+  }
+  recast_status synchronize() override { return RECAST_OK; }
+
+  recast_status loadModule(const void *image, size_t, void **handle) override {
+    const char *path = static_cast<const char *>(image);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+      return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                  std::string("cannot load module '") +
+                      (path ? path : "<process>") + "': " + dlerror());
+    *handle = h;
+    return RECAST_OK;
+  }
+  recast_status getFunction(void *module, const char *name,
+                            recast_function_t *out) override {
+    void *f = dlsym(module, name);
+    if (!f)
+      return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                  std::string("the module has no function '") + name + "'");
+    *out = f;
+    return RECAST_OK;
+  }
+  recast_status unloadModule(void *module) override {
+    dlclose(module);
+    return RECAST_OK;
+  }
+  recast_status launch(recast_function_t function, const uint32_t grid[3],
+                       const uint32_t block[3], uint32_t,
+                       void **args) override {
+    for (int i = 0; i < 3; ++i)
+      if (grid[i] != 1 || block[i] != 1)
+        return fail(RECAST_ERROR_UNSUPPORTED,
+                    "the CPU backend launches with grid and block {1, 1, 1}");
+    reinterpret_cast<void (*)(void **)>(function)(args);
+    return RECAST_OK;
+  }
+
+  recast_status createEvent(void **out) override {
+    *out = new CPUEvent();
+    return RECAST_OK;
+  }
+  recast_status recordEvent(void *event) override {
+    auto *e = static_cast<CPUEvent *>(event);
+    e->time = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return RECAST_OK;
+  }
+  recast_status synchronizeEvent(void *) override { return RECAST_OK; }
+  recast_status elapsedMs(void *start, void *end, float *ms) override {
+    auto *s = static_cast<CPUEvent *>(start);
+    auto *e = static_cast<CPUEvent *>(end);
+    if (!s->recorded || !e->recorded)
+      return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                  "elapsed time of an event that was never recorded");
+    *ms = std::chrono::duration<float, std::milli>(e->time - s->time).count();
+    return RECAST_OK;
+  }
+  recast_status destroyEvent(void *event) override {
+    delete static_cast<CPUEvent *>(event);
+    return RECAST_OK;
+  }
+
+  recast_status gemm(const recast_gemm_desc &d) override {
+    const Blas &blas = getBlas();
+    bool fitsInt = d.m < (1ll << 31) && d.n < (1ll << 31) && d.k < (1ll << 31);
+    bool f32 = d.type_a == RECAST_F32 && d.type_b == RECAST_F32 &&
+               d.type_c == RECAST_F32;
+    bool bf16 = d.type_a == RECAST_BF16 && d.type_b == RECAST_BF16 &&
+                d.type_c == RECAST_F32;
+    if (fitsInt && ((f32 && blas.sgemm) || (bf16 && blas.sbgemm))) {
+      int m = int(d.m), n = int(d.n), k = int(d.k);
+      int lda = d.trans_a ? m : k, ldb = d.trans_b ? k : n;
+      int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
+      int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
+      size_t elem = recast_dtype_size(d.type_a);
+      for (int64_t batch = 0; batch < d.batch; ++batch) {
+        const char *a =
+            static_cast<const char *>(d.a) + batch * d.m * d.k * elem;
+        const char *b =
+            static_cast<const char *>(d.b) + batch * d.k * d.n * elem;
+        float *out = static_cast<float *>(d.d) + batch * d.m * d.n;
+        float beta = d.beta;
+        if (d.c != d.d) {
+          // D = alpha AB + beta C: copy C into D first.
+          if (beta != 0.0f)
+            std::memcpy(out,
+                        static_cast<const float *>(d.c) + batch * d.m * d.n,
+                        size_t(d.m * d.n) * 4);
+          else
+            beta = 0.0f;
+        }
+        if (f32)
+          blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, d.alpha,
+                     reinterpret_cast<const float *>(a), lda,
+                     reinterpret_cast<const float *>(b), ldb, beta, out, n);
+        else
+          blas.sbgemm(kCblasRowMajor, ta, tb, m, n, k, d.alpha,
+                      reinterpret_cast<const uint16_t *>(a), lda,
+                      reinterpret_cast<const uint16_t *>(b), ldb, beta, out, n);
+      }
+      return RECAST_OK;
+    }
+    referenceGemm(d);
+    return RECAST_OK;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> recast::runtime::createCPUBackend() {
+  return std::make_unique<CPUBackend>();
+}
+
+extern "C" const char *recast_cpu_blas_library(void) {
+  const Blas &blas = getBlas();
+  return blas.handle ? blas.library.c_str() : "";
+}

@@ -1,0 +1,98 @@
+//===- RuntimeInternal.h - Shared parts of recast's runtime backends ------===//
+//
+// The device object and the backend interface behind recast_runtime.h. Each
+// backend (CPU, CUDA) implements Backend; the C entry points check their
+// arguments, keep the bookkeeping (memory, arena, errors) and dispatch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_LIB_RUNTIME_RUNTIMEINTERNAL_H
+#define RECAST_LIB_RUNTIME_RUNTIMEINTERNAL_H
+
+#include "recast/Runtime/recast_runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace recast::runtime {
+
+/// Records `message` as the calling thread's last error and returns `status`.
+recast_status fail(recast_status status, std::string message);
+
+/// Keeps the first failure of code called from compiled steps for
+/// recast_take_deferred_error (the message is the thread's last error).
+void deferError(recast_status status);
+
+/// "1.50 GiB (1610612736 bytes)".
+std::string formatBytes(uint64_t bytes);
+
+class Backend {
+public:
+  virtual ~Backend();
+  virtual const char *name() const = 0;
+  /// Raw device memory; `what` names the use in out-of-memory messages.
+  virtual recast_status allocate(size_t bytes, void **out) = 0;
+  virtual recast_status release(void *ptr) = 0;
+  virtual recast_status copyToDevice(void *dst, const void *src,
+                                     size_t bytes) = 0;
+  virtual recast_status copyToHost(void *dst, const void *src,
+                                   size_t bytes) = 0;
+  virtual recast_status fill(void *dst, int value, size_t bytes) = 0;
+  virtual recast_status synchronize() = 0;
+  virtual recast_status loadModule(const void *image, size_t bytes,
+                                   void **handle) = 0;
+  virtual recast_status getFunction(void *module, const char *name,
+                                    recast_function_t *out) = 0;
+  virtual recast_status unloadModule(void *module) = 0;
+  virtual recast_status launch(recast_function_t function,
+                               const uint32_t grid[3], const uint32_t block[3],
+                               uint32_t sharedBytes, void **args) = 0;
+  virtual recast_status createEvent(void **out) = 0;
+  virtual recast_status recordEvent(void *event) = 0;
+  virtual recast_status synchronizeEvent(void *event) = 0;
+  virtual recast_status elapsedMs(void *start, void *end, float *ms) = 0;
+  virtual recast_status destroyEvent(void *event) = 0;
+  virtual recast_status gemm(const recast_gemm_desc &desc) = 0;
+};
+
+std::unique_ptr<Backend> createCPUBackend();
+/// Fails with RECAST_ERROR_NO_DRIVER / NO_DEVICE and a message when there is
+/// no usable CUDA driver or device.
+recast_status createCUDABackend(int ordinal, std::unique_ptr<Backend> &out);
+int cudaDeviceCount();
+
+/// The reference GEMM (any recast_dtype, FP32 accumulation) on host memory.
+void referenceGemm(const recast_gemm_desc &desc);
+
+/// Converts between recast_dtype elements and float on the host.
+float loadElement(int32_t dtype, const void *base, int64_t index);
+void storeElement(int32_t dtype, void *base, int64_t index, float value);
+
+} // namespace recast::runtime
+
+struct recast_device {
+  recast_device_kind kind;
+  std::unique_ptr<recast::runtime::Backend> backend;
+  std::mutex mutex;
+  // Memory bookkeeping: live recast_malloc blocks and the arena.
+  std::unordered_map<void *, size_t> blocks;
+  int64_t current = 0, peak = 0;
+  void *arena = nullptr;
+  size_t arenaCapacity = 0, arenaUsed = 0;
+};
+
+struct recast_module {
+  recast_device_t device;
+  void *handle;
+};
+
+struct recast_event {
+  recast_device_t device;
+  void *handle;
+};
+
+#endif // RECAST_LIB_RUNTIME_RUNTIMEINTERNAL_H

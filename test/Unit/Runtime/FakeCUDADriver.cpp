@@ -1,0 +1,142 @@
+//===- FakeCUDADriver.cpp - A CUDA driver without a GPU, for tests --------===//
+//
+// Just enough of libcuda's API for the runtime's CUDA backend to run on the
+// host: one device, "Fake GPU" with compute capability 9.0 and 1 GiB of
+// memory, allocations in host memory, synchronous copies, events that read a
+// clock, and module loading that rejects every image. The tests load it
+// through RECAST_CUDA_DRIVER and check the backend's logic and messages up to
+// the point where a real GPU would take over.
+//
+//===----------------------------------------------------------------------===//
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+using CUresult = int;
+constexpr size_t kTotal = size_t(1) << 30;
+size_t used = 0;
+int streamToken, contextToken;
+struct Event {
+  std::chrono::steady_clock::time_point time;
+};
+} // namespace
+
+extern "C" {
+CUresult cuInit(unsigned) { return 0; }
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return 0;
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return ordinal == 0 ? 0 : 101;
+}
+CUresult cuDeviceGetName(char *name, int length, int) {
+  std::strncpy(name, "Fake GPU", size_t(length));
+  return 0;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  *value = attribute == 75 ? 9 : 0;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **context, int) {
+  *context = &contextToken;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+CUresult cuCtxSetCurrent(void *) { return 0; }
+CUresult cuStreamCreate(void **stream, unsigned) {
+  *stream = &streamToken;
+  return 0;
+}
+CUresult cuStreamDestroy_v2(void *) { return 0; }
+CUresult cuStreamSynchronize(void *) { return 0; }
+CUresult cuMemAlloc_v2(unsigned long long *ptr, size_t bytes) {
+  if (bytes > kTotal - used)
+    return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  void *p = std::malloc(bytes + 16);
+  std::memcpy(p, &bytes, sizeof(bytes));
+  used += bytes;
+  *ptr = reinterpret_cast<unsigned long long>(static_cast<char *>(p) + 16);
+  return 0;
+}
+CUresult cuMemAllocManaged(unsigned long long *ptr, size_t bytes, unsigned) {
+  return cuMemAlloc_v2(ptr, bytes);
+}
+CUresult cuMemFree_v2(unsigned long long ptr) {
+  char *p = reinterpret_cast<char *>(ptr) - 16;
+  size_t bytes;
+  std::memcpy(&bytes, p, sizeof(bytes));
+  used -= bytes;
+  std::free(p);
+  return 0;
+}
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *free = kTotal - used;
+  *total = kTotal;
+  return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src,
+                              size_t bytes, void *) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t bytes,
+                              void *) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
+  return 0;
+}
+CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src,
+                       size_t bytes, void *) {
+  std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
+              bytes);
+  return 0;
+}
+CUresult cuMemsetD8Async(unsigned long long dst, unsigned char value,
+                         size_t bytes, void *) {
+  std::memset(reinterpret_cast<void *>(dst), value, bytes);
+  return 0;
+}
+CUresult cuModuleLoadData(void **, const void *) {
+  return 200; // CUDA_ERROR_INVALID_IMAGE
+}
+CUresult cuModuleGetFunction(void **, void *, const char *) { return 500; }
+CUresult cuModuleUnload(void *) { return 0; }
+CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, unsigned, unsigned, void *, void **,
+                        void **) {
+  return 400; // CUDA_ERROR_INVALID_HANDLE
+}
+CUresult cuEventCreate(void **event, unsigned) {
+  *event = new Event();
+  return 0;
+}
+CUresult cuEventRecord(void *event, void *) {
+  static_cast<Event *>(event)->time = std::chrono::steady_clock::now();
+  return 0;
+}
+CUresult cuEventSynchronize(void *) { return 0; }
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  *ms = std::chrono::duration<float, std::milli>(
+            static_cast<Event *>(end)->time - static_cast<Event *>(start)->time)
+            .count();
+  return 0;
+}
+CUresult cuEventDestroy_v2(void *event) {
+  delete static_cast<Event *>(event);
+  return 0;
+}
+CUresult cuGetErrorName(CUresult result, const char **name) {
+  *name = result == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : result == 200 ? "CUDA_ERROR_INVALID_IMAGE"
+          : result == 400 ? "CUDA_ERROR_INVALID_HANDLE"
+                          : "CUDA_ERROR_UNKNOWN";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult result, const char **text) {
+  *text = result == 200 ? "device kernel image is invalid" : "fake error";
+  return 0;
+}
+}
