@@ -1,0 +1,348 @@
+"""recast's Python API over the native extension (the C API).
+
+    import recast
+    program = recast.compile("examples/mlp/train_step.mlir", mixed_precision="bf16")
+    params, batch = program.init_params(seed=0), program.init_batch(seed=0)
+    loss, params = program.step(params, batch)
+    program.report["peak_bytes"]
+
+Errors from MLIR raise `RecastError`, whose `diagnostics` lists each
+diagnostic (location, severity, message and the source excerpt if any).
+"""
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+try:
+    from . import _recast
+except ImportError as error:  # pragma: no cover - depends on the build
+    raise ImportError(
+        "recast's native extension (recast._recast) is not built: run "
+        "scripts/setup and scripts/build, or set RECAST_BUILD_DIR to the "
+        f"build directory ({error})") from None
+
+__all__ = [
+    "Argument", "Diagnostic", "Module", "Program", "RecastError", "compile",
+    "memory_report", "parse", "solve",
+]
+
+# ---------------------------------------------------------------------------
+# Diagnostics
+# ---------------------------------------------------------------------------
+
+_DIAGNOSTIC = re.compile(
+    r"^(?:(?P<location>.*?): )?(?P<severity>error|warning|remark|note): "
+    r"(?P<message>.*)$")
+
+
+@dataclass
+class Diagnostic:
+    """One diagnostic: `location` is "file:line:col" (or "" when it has
+    none), `severity` error/warning/remark/note, `excerpt` the source lines
+    the parser quotes under it."""
+    location: str
+    severity: str
+    message: str
+    excerpt: str = ""
+
+    def __str__(self):
+        head = f"{self.location}: " if self.location else ""
+        text = f"{head}{self.severity}: {self.message}"
+        return text + ("\n" + self.excerpt if self.excerpt else "")
+
+
+def parse_diagnostics(text: str) -> List[Diagnostic]:
+    """Splits the C API's diagnostic text into Diagnostics; lines that do
+    not start a diagnostic (source excerpts, carets, continuation lines)
+    belong to the one before."""
+    result: List[Diagnostic] = []
+    for line in text.splitlines():
+        match = _DIAGNOSTIC.match(line)
+        if match:
+            result.append(Diagnostic(match.group("location") or "",
+                                     match.group("severity"),
+                                     match.group("message")))
+        elif result:
+            last = result[-1]
+            last.excerpt = (last.excerpt + "\n" + line) if last.excerpt else line
+        elif line.strip():
+            result.append(Diagnostic("", "error", line))
+    return result
+
+
+class RecastError(Exception):
+    """A failure reported by recast or MLIR. `diagnostics` holds every
+    diagnostic emitted meanwhile; str() is their text."""
+
+    def __init__(self, text: str, diagnostics: Optional[List[Diagnostic]] = None):
+        self.text = text.rstrip("\n")
+        self.diagnostics = (diagnostics if diagnostics is not None
+                            else parse_diagnostics(text))
+        super().__init__(self.text or "recast failed without a diagnostic")
+
+    @property
+    def errors(self) -> List[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+
+def _raise(error: Exception):
+    raise RecastError(str(error)) from None
+
+
+# ---------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------
+
+_context = None
+
+
+def _default_context():
+    global _context
+    if _context is None:
+        _context = _recast.Context()
+    return _context
+
+
+def _read_source(source: Union[str, os.PathLike], filename: Optional[str]) -> Tuple[str, str]:
+    """(text, filename) of MLIR text or a path to a .mlir file."""
+    if isinstance(source, os.PathLike) or (
+            isinstance(source, str) and "\n" not in source and "{" not in source
+            and os.path.isfile(source)):
+        path = os.fspath(source)
+        with open(path, encoding="utf-8") as f:
+            return f.read(), filename or path
+    if not isinstance(source, str):
+        raise TypeError("source must be MLIR text or a path to a .mlir file")
+    if "\n" not in source and source.endswith(".mlir"):
+        raise FileNotFoundError(source)
+    return source, filename or "<source>"
+
+
+# ---------------------------------------------------------------------------
+# Modules: pipelines and memory reports
+# ---------------------------------------------------------------------------
+
+class Module:
+    """Parsed, verified IR in recast's context."""
+
+    def __init__(self, native, filename: str):
+        self._native = native
+        self.filename = filename
+
+    def run(self, pipeline: str) -> List[Diagnostic]:
+        """Runs a textual pass pipeline in place ("recast-autodiff,
+        func.func(recast-remat{budget=0.7})" or anchored on builtin.module).
+        Returns the warnings and remarks; raises RecastError on failure."""
+        try:
+            return parse_diagnostics(self._native.run(pipeline))
+        except _recast.NativeError as error:
+            _raise(error)
+
+    def memory_report(self, function: Optional[str] = None) -> dict:
+        """The static memory report of `function` (docs/MemoryReport.md) as
+        a dict, with "live_bytes" per step; all functions' reports in a
+        {"functions": [...]} dict when `function` is None."""
+        try:
+            report = json.loads(self._native.memory_report(function or ""))
+        except _recast.NativeError as error:
+            _raise(error)
+        return report["functions"][0] if function else report
+
+    def __str__(self):
+        return str(self._native)
+
+
+def parse(source: Union[str, os.PathLike], filename: Optional[str] = None) -> Module:
+    """Parses MLIR text or a .mlir file; raises RecastError with the parser's
+    diagnostics."""
+    text, name = _read_source(source, filename)
+    try:
+        return Module(_recast.Module(_default_context(), text, name), name)
+    except _recast.NativeError as error:
+        _raise(error)
+
+
+def memory_report(source, pipeline: str = "recast-autodiff",
+                  function: str = "train_step") -> dict:
+    """The memory report of `function` after running `pipeline` (empty: as
+    written) on a parsed copy of `source`."""
+    module = parse(source)
+    if pipeline:
+        module.run(pipeline)
+    return module.memory_report(function)
+
+
+# ---------------------------------------------------------------------------
+# Programs: compiled training steps
+# ---------------------------------------------------------------------------
+
+_DTYPES = {
+    "f64": np.float64, "f32": np.float32, "f16": np.float16,
+    # bf16 travels as its raw 16 bits.
+    "bf16": np.uint16,
+    "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8,
+    "i1": np.bool_,
+}
+_ROLES = {0: "param", 1: "state", 2: "batch"}
+
+
+@dataclass
+class Argument:
+    """An argument of a compiled step: role is "param", "state" (carried
+    from step to step, not differentiated) or "batch"."""
+    name: str
+    role: str
+    element_type: str
+    shape: Tuple[int, ...]
+    position: int
+
+    @property
+    def dtype(self):
+        return np.dtype(_DTYPES[self.element_type])
+
+
+class Program:
+    """A training step compiled for the CPU (recast-run's JIT path)."""
+
+    def __init__(self, native):
+        self._native = native
+        self.arguments = [
+            Argument(name, _ROLES[role], element, tuple(shape), position)
+            for position, (name, role, element, _, shape)
+            in enumerate(native.arguments)]
+        self.report = json.loads(native.memory_report)
+        self.diagnostics = parse_diagnostics(native.diagnostics)
+
+    @property
+    def params(self) -> List[Argument]:
+        """The parameters and state, carried from step to step."""
+        return [a for a in self.arguments if a.role != "batch"]
+
+    @property
+    def batch(self) -> List[Argument]:
+        return [a for a in self.arguments if a.role == "batch"]
+
+    @property
+    def measured_peak_bytes(self) -> int:
+        """Peak bytes of recast's tracking allocator during the last step."""
+        return self._native.measured_peak_bytes
+
+    def init_argument(self, name: str, seed: int = 0) -> np.ndarray:
+        """The argument's initial value that recast-run --seed=seed uses."""
+        arg = self._argument(name)
+        out = np.empty(arg.shape, dtype=arg.dtype)
+        try:
+            self._native.init_argument(arg.position, seed, out)
+        except _recast.NativeError as error:
+            _raise(error)
+        return out
+
+    def init_params(self, seed: int = 0) -> Dict[str, np.ndarray]:
+        return {a.name: self.init_argument(a.name, seed) for a in self.params}
+
+    def init_batch(self, seed: int = 0) -> Dict[str, np.ndarray]:
+        return {a.name: self.init_argument(a.name, seed) for a in self.batch}
+
+    def step(self, params: Mapping[str, np.ndarray],
+             batch: Mapping[str, np.ndarray]) -> Tuple[float, Dict[str, np.ndarray]]:
+        """One training step: returns (loss, new params and state). The
+        arrays given are not modified."""
+        inputs = []
+        for arg in self.arguments:
+            source = params if arg.role != "batch" else batch
+            if arg.name not in source:
+                kind = "params" if arg.role != "batch" else "batch"
+                raise KeyError(f"{kind} has no array for argument '{arg.name}'")
+            value = np.ascontiguousarray(source[arg.name], dtype=arg.dtype)
+            if value.shape != arg.shape:
+                raise ValueError(
+                    f"argument '{arg.name}' has shape {arg.shape}, got {value.shape}")
+            inputs.append(value)
+        extra = set(params) - {a.name for a in self.params}
+        extra |= set(batch) - {a.name for a in self.batch}
+        if extra:
+            raise KeyError(f"no argument named {', '.join(sorted(extra))}")
+        updated = {a.name: np.empty(a.shape, dtype=a.dtype) for a in self.params}
+        try:
+            loss = self._native.step(inputs, list(updated.values()))
+        except _recast.NativeError as error:
+            _raise(error)
+        return loss, updated
+
+    def train(self, params, batch, steps: int) -> Tuple[List[float], Dict[str, np.ndarray]]:
+        """`steps` steps on the same batch; returns the losses and params."""
+        losses = []
+        for _ in range(steps):
+            loss, params = self.step(params, batch)
+            losses.append(loss)
+        return losses, params
+
+    def _argument(self, name) -> Argument:
+        for arg in self.arguments:
+            if arg.name == name:
+                return arg
+        raise KeyError(f"no argument named '{name}'")
+
+
+def compile(source: Union[str, os.PathLike], *, entry: str = "train_step",
+            mixed_precision: Optional[str] = None,
+            remat: Optional[Union[str, float, int]] = None,
+            opt_level: int = 2, filename: Optional[str] = None) -> Program:
+    """Compiles a training step (MLIR text or a .mlir path) for the CPU.
+
+    mixed_precision: "bf16" or "f16" (--recast-mixed-precision), or None.
+    remat: a budget for --recast-remat: bytes (int), a fraction of the
+      step's peak (float, e.g. 0.7), or a policy ("full", "selective").
+    Raises RecastError with MLIR's diagnostics when anything fails."""
+    text, name = _read_source(source, filename)
+    budget = "" if remat is None else str(remat)
+    if not 0 <= opt_level <= 3:
+        raise ValueError("opt_level must be 0-3")
+    try:
+        native = _recast.Program(_default_context(), text, name, entry,
+                                 mixed_precision or "", budget, opt_level)
+    except _recast.NativeError as error:
+        _raise(error)
+    return Program(native)
+
+
+# ---------------------------------------------------------------------------
+# The abstract rematerialization problem
+# ---------------------------------------------------------------------------
+
+def solve(graph: Union[dict, str, os.PathLike], budget: Union[int, float], *,
+          solver: str = "auto", memory_model: str = "checkmate",
+          time_limit: float = 60.0) -> dict:
+    """Solves the remat problem of `graph` (recast's graph JSON or a
+    networkx node-link graph: a dict, JSON text or a .json path) under
+    `budget`: bytes (int) or a fraction of the peak of the graph's own order
+    (float in (0, 1]). Returns recast-solve's JSON as a dict, with
+    "step_bytes" (bytes live at each step of the schedule)."""
+    if isinstance(graph, dict):
+        text = json.dumps(graph)
+    elif isinstance(graph, os.PathLike) or (
+            isinstance(graph, str) and not graph.lstrip().startswith("{")):
+        with open(os.fspath(graph), encoding="utf-8") as f:
+            text = f.read()
+    else:
+        text = graph
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise TypeError("budget must be bytes (int) or a fraction (float)")
+    if isinstance(budget, float):
+        if not 0 < budget <= 1:
+            raise ValueError("a fractional budget must be in (0, 1]")
+        budget_bytes, ratio = 0, budget
+    else:
+        if budget < 0:
+            raise ValueError("the budget must not be negative")
+        budget_bytes, ratio = budget, 0.0
+    try:
+        return json.loads(_recast.solve_remat(text, budget_bytes, ratio, solver,
+                                              memory_model, time_limit))
+    except _recast.NativeError as error:
+        _raise(error)

@@ -1,0 +1,156 @@
+"""recast.compile / Program.step / Module / solve over the C API."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import recast
+from recast.api import parse_diagnostics
+
+import recast_reference as ref
+
+
+@pytest.fixture(scope="module")
+def mlp():
+    root = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    return recast.compile(os.path.join(root, "examples", "mlp", "train_step.mlir"))
+
+
+def test_arguments(mlp):
+    assert [(a.name, a.role, a.element_type, a.shape) for a in mlp.arguments] == [
+        ("w1", "param", "f32", (784, 256)), ("b1", "param", "f32", (256,)),
+        ("w2", "param", "f32", (256, 10)), ("b2", "param", "f32", (10,)),
+        ("x", "batch", "f32", (64, 784)), ("y", "batch", "f32", (64, 10))]
+    assert [a.name for a in mlp.params] == ["w1", "b1", "w2", "b2"]
+    assert [a.name for a in mlp.batch] == ["x", "y"]
+
+
+def test_step_matches_numpy_reference(mlp):
+    params, batch = mlp.init_params(seed=0), mlp.init_batch(seed=0)
+    # The initial values are recast-run's (the reference reimplements them).
+    expected = ref.init_arguments(
+        [ref.ArgSpec("w1", (784, 256), param=True),
+         ref.ArgSpec("b1", (256,), param=True),
+         ref.ArgSpec("w2", (256, 10), param=True),
+         ref.ArgSpec("b2", (10,), param=True),
+         ref.ArgSpec("x", (64, 784)), ref.ArgSpec("y", (64, 10), init="onehot")], 0)
+    for name, value in {**params, **batch}.items():
+        np.testing.assert_array_equal(value, expected[name])
+    before = {k: v.copy() for k, v in params.items()}
+    loss, new = mlp.step(params, batch)
+    for k in params:  # the inputs are not modified
+        np.testing.assert_array_equal(params[k], before[k])
+    want_loss, *want_params = ref.mlp_train_step(
+        *[params[k] for k in ("w1", "b1", "w2", "b2")], batch["x"], batch["y"])
+    assert loss == pytest.approx(float(want_loss), rel=1e-5)
+    for name, want in zip(("w1", "b1", "w2", "b2"), want_params):
+        np.testing.assert_allclose(new[name], want, rtol=1e-4, atol=1e-6)
+
+
+def test_losses_match_recast_run(mlp, build_dir, mlp_path):
+    losses, _ = mlp.train(mlp.init_params(0), mlp.init_batch(0), steps=3)
+    out = subprocess.run(
+        [os.path.join(build_dir, "bin", "recast-run"), "--steps=3",
+         "--report=json", mlp_path], capture_output=True, text=True, check=True)
+    assert losses == json.loads(out.stdout)["losses"]
+    assert mlp.measured_peak_bytes > 0
+
+
+def test_report_is_a_dict(mlp):
+    report = mlp.report
+    assert report["function"] == "train_step"
+    assert report["peak_bytes"] == max(report["live_bytes"]) == 2899540
+    assert report["num_steps"] == len(report["live_bytes"])
+
+
+def test_mixed_precision_and_remat_options(mlp_path):
+    program = recast.compile(mlp_path, mixed_precision="bf16", opt_level=0)
+    loss, _ = program.step(program.init_params(0), program.init_batch(0))
+    assert loss == pytest.approx(2.3118, abs=5e-3)
+    assert program.report["peak_bytes"] < 2899540
+    with pytest.raises(recast.RecastError) as info:
+        recast.compile(mlp_path, remat=0.5)
+    error = info.value
+    assert error.errors[0].location.endswith("train_step.mlir:26:3")
+    assert "cannot fit @train_step" in error.errors[0].message
+
+
+def test_step_argument_checks(mlp):
+    params, batch = mlp.init_params(0), mlp.init_batch(0)
+    with pytest.raises(KeyError, match="'x'"):
+        mlp.step(params, {"y": batch["y"]})
+    with pytest.raises(ValueError, match=r"'w1' has shape \(784, 256\)"):
+        mlp.step(dict(params, w1=params["w1"].T), batch)
+    with pytest.raises(KeyError, match="no argument named z"):
+        mlp.step(params, dict(batch, z=batch["x"]))
+    # Other dtypes and layouts are converted.
+    loss, _ = mlp.step({k: np.asfortranarray(v.astype(np.float64))
+                        for k, v in params.items()}, batch)
+    assert loss == pytest.approx(2.311801, abs=1e-6)
+
+
+def test_compile_errors_carry_diagnostics(mlp_path):
+    with pytest.raises(recast.RecastError) as info:
+        recast.compile("func.func @f() {\n  %x = \n}", filename="bad.mlir")
+    [diag] = info.value.diagnostics
+    assert (diag.location, diag.severity) == ("bad.mlir:2:7", "error")
+    assert diag.message == "expected operation name in quotes"
+    assert "%x =" in diag.excerpt
+    with pytest.raises(recast.RecastError, match="no function @nope with a body"):
+        recast.compile(mlp_path, entry="nope")
+    with pytest.raises(FileNotFoundError):
+        recast.compile("missing/model.mlir")
+
+
+def test_module_pipelines_and_reports(mlp_path):
+    module = recast.parse(mlp_path)
+    module.run("recast-autodiff,func.func(canonicalize)")
+    assert "recast.value_and_grad" not in str(module)
+    report = module.memory_report("train_step")
+    assert report["peak_bytes"] == max(report["live_bytes"])
+    assert [f["function"] for f in module.memory_report()["functions"]] == ["train_step"]
+    with pytest.raises(recast.RecastError, match="does not refer to a registered pass"):
+        module.run("no-such-pass")
+    with pytest.raises(recast.RecastError) as info:
+        module.run("recast-mixed-precision{compute-type=f8}")
+    assert info.value.errors[0].location.startswith(mlp_path)
+    with pytest.raises(recast.RecastError, match="no function @nope"):
+        module.memory_report("nope")
+
+
+def test_memory_report_helper(mlp_path):
+    as_written = recast.memory_report(mlp_path, pipeline="")
+    differentiated = recast.memory_report(mlp_path)
+    assert differentiated["peak_bytes"] == 2899540
+    assert as_written["function"] == differentiated["function"] == "train_step"
+
+
+def test_solve(root):
+    graph = os.path.join(root, "test", "Remat", "Inputs", "chain4.json")
+    solution = recast.solve(graph, 1.0, solver="chain-dp")
+    assert solution["graph"] == "chain4" and solution["optimal"]
+    assert max(solution["step_bytes"]) == solution["peak_bytes"]
+    with open(graph) as f:
+        as_dict = json.load(f)
+    tight = recast.solve(as_dict, 28)
+    assert tight["peak_bytes"] <= 28
+    assert tight["recomputations"] > 0
+    with pytest.raises(recast.RecastError, match="no schedule fits the budget of 1 bytes"):
+        recast.solve(as_dict, 1)
+    with pytest.raises(recast.RecastError, match="expected 'edges'"):
+        recast.solve({"nodes": 3}, 100)
+    with pytest.raises(ValueError):
+        recast.solve(as_dict, 1.5)
+
+
+def test_parse_diagnostics():
+    diags = parse_diagnostics(
+        "a.mlir:1:2: error: bad\n  x = \n  ^\n"
+        "a.mlir:3:4: note: see here\nerror: no location\n")
+    assert [(d.location, d.severity, d.message) for d in diags] == [
+        ("a.mlir:1:2", "error", "bad"), ("a.mlir:3:4", "note", "see here"),
+        ("", "error", "no location")]
+    assert diags[0].excerpt == "  x = \n  ^"
