@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Transforms/Autodiff.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
+#include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ScalarAdjoint.h"
 
@@ -715,8 +717,28 @@ LogicalResult ReverseModeBuilder::run() {
     });
     if (!needed)
       continue;
+    Operation *lastBefore = op->getPrevNode();
     if (failed(differentiate(forwardOp)))
       return failure();
+    // A precision chosen for a forward op holds for the ops that compute its
+    // gradients too, as an autocast region covers the backward.
+    if (Attribute precision =
+            forwardOp->getAttr(RecastDialect::kPrecisionAttrName)) {
+      Block *block = op->getBlock();
+      auto first =
+          lastBefore ? std::next(lastBefore->getIterator()) : block->begin();
+      for (Operation &created : llvm::make_range(first, op->getIterator())) {
+        // Only ops that compute: the zero fills of accumulators and data
+        // movement keep following what flows into them.
+        auto iface = dyn_cast<PrecisionClassOpInterface>(created);
+        if (!iface || created.hasAttr(RecastDialect::kPrecisionAttrName))
+          continue;
+        PrecisionClass kind = iface.classifyPrecision().kind;
+        if (kind == PrecisionClass::Contraction ||
+            kind == PrecisionClass::Sensitive || kind == PrecisionClass::Follow)
+          created.setAttr(RecastDialect::kPrecisionAttrName, precision);
+      }
+    }
   }
 
   SmallVector<Value> replacements = {loss};
@@ -733,6 +755,13 @@ namespace {
 struct RecastAutodiffPass
     : public recast::impl::RecastAutodiffPassBase<RecastAutodiffPass> {
   using Base::Base;
+
+  // recast.precision on a forward op is carried to its gradient ops by
+  // their precision class.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerPrecisionInterfaceExternalModels(registry);
+  }
 
   void runOnOperation() override {
     SmallVector<ValueAndGradOp> ops;
