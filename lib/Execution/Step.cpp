@@ -5,6 +5,7 @@
 #include "recast/Conversion/Pipelines.h"
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/TrackingAllocator.h"
+#include "recast/Runtime/recast_runtime.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -86,6 +87,11 @@ mlir::recast::getArgumentNames(func::FuncOp func, const AsmParserState *state) {
           name = text.str();
       }
     }
+    // Arguments added by a pass (loss scaling's state) carry their name in
+    // their location.
+    if (!def || i >= def->arguments.size())
+      if (auto nameLoc = dyn_cast<NameLoc>(func.getArgument(i).getLoc()))
+        name = nameLoc.getName().str();
     names.push_back(name);
   }
   return names;
@@ -185,12 +191,17 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   // The backward of recast.value_and_grad is part of the step: the report
   // and the run both see it.
   PassManager autodiff(context);
-  autodiff.addPass(createRecastAutodiffPass());
+  if (!options.lossScale.empty() && options.mixedPrecision.empty())
+    return makeError("loss scaling is part of mixed precision: give a compute "
+                     "type (bf16 or f16) with it");
   if (!options.mixedPrecision.empty()) {
     RecastMixedPrecisionPassOptions mp;
     mp.computeType = options.mixedPrecision;
+    if (!options.lossScale.empty())
+      mp.lossScale = options.lossScale;
     autodiff.addPass(createRecastMixedPrecisionPass(mp));
   }
+  autodiff.addPass(createRecastAutodiffPass());
   {
     // Without a budget the pass only applies recast.checkpoint regions and
     // recast.remat = "recompute" marks; "full" and "selective" name a
@@ -251,6 +262,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   PassManager pm(context);
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
+  lowering.blasCalls = true;
   buildLowerToCPUPipeline(pm, lowering);
   if (failed(pm.run(module)))
     return makeError("compiling @" + entryName + " for the CPU failed");
@@ -282,6 +294,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
          reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
     // Lowered memref.copy of non-contiguous views calls the C runner utils.
     bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
+    // f32 contractions: the runtime's GEMM (OpenBLAS when present).
+    bind("recast_gemm", reinterpret_cast<void *>(&recast_gemm));
     return symbols;
   });
   step->engine->initialize();

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Analysis/MemoryReport.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Execution/CUDAStep.h"
 #include "recast/Execution/HostTensor.h"
 #include "recast/Execution/Step.h"
 #include "recast/InitAllRecast.h"
@@ -49,6 +51,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 using namespace mlir;
@@ -93,6 +96,21 @@ static cl::opt<std::string> mixedPrecision(
     "mixed-precision",
     cl::desc("Compute type (bf16 or f16) of --recast-mixed-precision, run "
              "right after autodiff; empty runs the step as written"),
+    cl::init(""), cl::cat(runCategory));
+static cl::opt<std::string> deviceName(
+    "device",
+    cl::desc("Where the step runs: cpu (JIT on the host) or cuda (kernels "
+             "and cuBLASLt on CUDA device 0, through the runtime)"),
+    cl::init("cpu"), cl::cat(runCategory));
+static cl::opt<std::string>
+    cudaChip("cuda-chip",
+             cl::desc("GPU architecture of the kernels with --device=cuda"),
+             cl::init("sm_90"), cl::cat(runCategory));
+static cl::opt<std::string> lossScale(
+    "loss-scale",
+    cl::desc("Loss scaling of --mixed-precision: static:<scale> or dynamic "
+             "(GradScaler's: skip steps with non-finite gradients, halve the "
+             "scale, grow it after 2000 good steps)"),
     cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> rematBudget(
     "remat",
@@ -153,6 +171,13 @@ static std::string formatLoss(double loss) {
   return llvm::formatv("{0:f6}", loss).str();
 }
 
+/// A loss scale as the user would write it: 65536, 3.125e+06, 0.5.
+static std::string formatScale(double scale) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.8g", scale);
+  return text;
+}
+
 namespace {
 struct StepTiming {
   double loss;
@@ -178,6 +203,16 @@ static int runMain(int argc, char **argv) {
   };
   if (numSteps < 0)
     return fail("--steps must be >= 0");
+  if (deviceName != "cpu" && deviceName != "cuda")
+    return fail("--device must be 'cpu' or 'cuda', got '" + deviceName + "'");
+  // Asking for a GPU where there is none fails before anything is compiled.
+  recast_device_t cudaDevice = nullptr;
+  if (deviceName == "cuda") {
+    auto deviceOr = mlir::recast::createCUDADevice(0);
+    if (!deviceOr)
+      return fail("--device=cuda: " + llvm::toString(deviceOr.takeError()));
+    cudaDevice = *deviceOr;
+  }
   bool json = reportFormat == "json";
   if (!json && reportFormat != "text")
     return fail("--report must be 'text' or 'json', got '" + reportFormat +
@@ -227,6 +262,18 @@ static int runMain(int argc, char **argv) {
                                                 : llvm::join(available, ", ")));
   }
 
+  // The backward of recast.value_and_grad is part of the step: the report
+  // and the run both see it. Loss scaling may add state arguments, so the
+  // signature is read after.
+  {
+    mlir::recast::StepTransformOptions options;
+    options.mixedPrecision = mixedPrecision;
+    options.lossScale = lossScale;
+    options.rematBudget = rematBudget;
+    if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
+      return failWith(std::move(err));
+  }
+
   SmallVector<std::string> names =
       mlir::recast::getArgumentNames(func, &parserState);
   auto argsOr = mlir::recast::analyzeStepSignature(func, names);
@@ -237,15 +284,17 @@ static int runMain(int argc, char **argv) {
   if (!filesOr)
     return failWith(filesOr.takeError());
 
-  // The backward of recast.value_and_grad is part of the step: the report
-  // and the run both see it.
-  {
-    mlir::recast::StepTransformOptions options;
-    options.mixedPrecision = mixedPrecision;
-    options.rematBudget = rematBudget;
-    if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
-      return failWith(std::move(err));
-  }
+  // The dynamic loss scale, if the step has one: a skipped step shows as a
+  // smaller scale after it.
+  std::optional<unsigned> lossScaleArg;
+  double minLossScale = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto attr = func.getArgAttrOfType<DictionaryAttr>(
+            i, mlir::recast::RecastDialect::kLossScaleAttrName)) {
+      lossScaleArg = i;
+      if (auto min = attr.getAs<FloatAttr>("min"))
+        minLossScale = min.getValueAsDouble();
+    }
 
   // The static report of the function, taken before lowering replaces the
   // function.
@@ -329,11 +378,24 @@ static int runMain(int argc, char **argv) {
   auto compileStart = std::chrono::steady_clock::now();
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
-  auto stepOr =
-      mlir::recast::CompiledStep::compile(*module, func, args, optLevel);
-  if (!stepOr)
-    return failWith(stepOr.takeError());
-  std::unique_ptr<mlir::recast::CompiledStep> compiled = std::move(*stepOr);
+  std::unique_ptr<mlir::recast::CompiledStep> compiled;
+  std::unique_ptr<mlir::recast::CUDAStep> compiledCUDA;
+  if (cudaDevice) {
+    mlir::recast::CUDAStepOptions cudaOptions;
+    cudaOptions.chip = cudaChip;
+    cudaOptions.optLevel = optLevel;
+    auto stepOr = mlir::recast::CUDAStep::compile(*module, func, args,
+                                                  cudaDevice, cudaOptions);
+    if (!stepOr)
+      return failWith(stepOr.takeError());
+    compiledCUDA = std::move(*stepOr);
+  } else {
+    auto stepOr =
+        mlir::recast::CompiledStep::compile(*module, func, args, optLevel);
+    if (!stepOr)
+      return failWith(stepOr.takeError());
+    compiled = std::move(*stepOr);
+  }
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();
@@ -349,6 +411,8 @@ static int runMain(int argc, char **argv) {
         entryName, inputFilename, numSteps, seed, compileMs);
 
   SmallVector<StepTiming> timings;
+  SmallVector<double> lossScales;
+  int64_t numSkipped = 0;
   for (int64_t step = 0; step < numSteps; ++step) {
     // The batch of this step, from --data.
     if (step > 0)
@@ -363,8 +427,11 @@ static int runMain(int argc, char **argv) {
         values[position] = *next;
       }
 
+    double scaleBefore =
+        lossScaleArg ? values[*lossScaleArg].getAsDouble(0) : 0.0;
     auto start = std::chrono::steady_clock::now();
-    llvm::Expected<double> lossOr = compiled->call(values);
+    llvm::Expected<double> lossOr =
+        compiled ? compiled->call(values) : compiledCUDA->call(values);
     if (!lossOr)
       return failWith(lossOr.takeError());
     double loss = *lossOr;
@@ -372,11 +439,36 @@ static int runMain(int argc, char **argv) {
                     std::chrono::steady_clock::now() - start)
                     .count();
 
+    bool skipped = false;
+    double scaleAfter = 0;
+    if (lossScaleArg) {
+      scaleAfter = values[*lossScaleArg].getAsDouble(0);
+      skipped = scaleAfter < scaleBefore;
+      lossScales.push_back(scaleAfter);
+      if (skipped)
+        ++numSkipped;
+    }
     timings.push_back({loss, ms});
-    if (!json)
-      llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms\n",
+    if (!json) {
+      llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
                                     step + 1, formatLoss(loss), ms);
-    if (!std::isfinite(loss)) {
+      if (skipped)
+        llvm::outs() << llvm::formatv(
+            "  skipped: non-finite gradients, loss scale {0} -> {1}",
+            formatScale(scaleBefore), formatScale(scaleAfter));
+      llvm::outs() << "\n";
+    }
+    if (lossScaleArg && scaleAfter < minLossScale) {
+      llvm::outs().flush();
+      return fail(llvm::formatv(
+          "the loss scale fell to {0}, below its minimum {1}, at step {2}: "
+          "the gradients are not finite at any scale (a NaN or infinity in "
+          "the data, the parameters or the forward)",
+          formatScale(scaleAfter), formatScale(minLossScale), step + 1));
+    }
+    // A dynamically scaled step with an overflowing forward is skipped like
+    // one with overflowing gradients; the scale decides when to give up.
+    if (!std::isfinite(loss) && !skipped) {
       llvm::outs().flush();
       return fail(llvm::formatv(
           "the loss is not finite ({0}) at step {1}; stopping (check the "
@@ -425,6 +517,13 @@ static int runMain(int argc, char **argv) {
         for (const StepTiming &t : timings)
           out.value(t.ms);
       });
+      if (lossScaleArg) {
+        out.attributeArray("loss_scales", [&] {
+          for (double scale : lossScales)
+            out.value(scale);
+        });
+        out.attribute("skipped_steps", numSkipped);
+      }
       out.attribute("host_argument_bytes", hostArgumentBytes);
       out.attribute("measured_peak_bytes", measuredPeak);
       out.attribute("static_peak_bytes", staticPeak);
@@ -439,6 +538,10 @@ static int runMain(int argc, char **argv) {
     if (!timings.empty())
       llvm::outs() << llvm::formatv("mean step time {0:f3} ms\n",
                                     totalMs / timings.size());
+    if (lossScaleArg && !lossScales.empty())
+      llvm::outs() << llvm::formatv(
+          "loss scale: {0} at the end, {1} of {2} steps skipped\n",
+          formatScale(lossScales.back()), numSkipped, lossScales.size());
     llvm::outs() << staticSummary << "\n";
     llvm::outs() << llvm::formatv(
         "measured peak (tracking allocator): {0} bytes ({1} bytes of "
@@ -446,6 +549,16 @@ static int runMain(int argc, char **argv) {
         measuredPeak, hostArgumentBytes);
   }
 
+  if (cudaDevice) {
+    if (!json)
+      llvm::outs() << llvm::formatv(
+          "device: {0}, peak device memory {1} bytes (runtime), last step "
+          "{2:f3} ms on the device\n",
+          recast_device_name(cudaDevice), recast_memory_peak(cudaDevice),
+          compiledCUDA->getLastDeviceMs());
+    compiledCUDA.reset();
+    recast_device_destroy(cudaDevice);
+  }
   for (HostTensor &value : values)
     value.release();
   return 0;
