@@ -9,7 +9,7 @@
 |*                                                                            *|
 |* The library (libRecastCAPI.so) also exports MLIR's own C API for IR        *|
 |* (mlirContextDestroy, mlirModuleGetOperation, mlirOperationPrint, ...), so  *|
-|* a C program needs nothing else. docs/Embedding.md describes it.            *|
+|* a C program needs nothing else. docs/Python.md describes it.               *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
