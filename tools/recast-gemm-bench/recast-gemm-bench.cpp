@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
     CHECK(recast_event_elapsed_ms(start, end, &ms));
     double perGemm = double(ms) / iters;
     double tflops = 2.0 * double(m) * double(n) * double(k) / (perGemm * 1e9);
-    std::printf("gemm %s m=%lld n=%lld k=%lld: %.3f ms, %.2f TFLOP/s\n",
+    std::printf("gemm %s m=%lld n=%lld k=%lld: %.3f ms, %.3f TFLOP/s\n",
                 typeName.c_str(), (long long)m, (long long)n, (long long)k,
                 perGemm, tflops);
     recast_event_destroy(start);
