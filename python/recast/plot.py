@@ -242,6 +242,11 @@ def plot_zoo(models_dir: str, out_dir: str, only: Optional[str] = None,
     return summary
 
 
+def _short(text: str, width: int = 160) -> str:
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= width else line[:width - 3] + "..."
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m recast.plot", description=__doc__.split("\n\n")[0])
@@ -275,7 +280,7 @@ def main(argv=None) -> int:
             peaks = ", ".join(f"{k} {v}" for k, v in entry["peak_bytes"].items())
             print(f"{model}: {peaks}")
             for k, v in entry["errors"].items():
-                print(f"  {k} failed: {v.splitlines()[0]}")
+                print(f"  {k} failed: {_short(v)}")
         return 0
     data = timelines(args.model, **kwargs)
     if not data.timelines:
@@ -286,7 +291,7 @@ def main(argv=None) -> int:
     for t in data.timelines:
         print(f"{t.label}: peak {t.peak_bytes} bytes at step {t.peak_step}")
     for k, v in data.errors.items():
-        print(f"{k} failed: {v.splitlines()[0]}")
+        print(f"{k} failed: {_short(v)}")
     return 0
 
 
