@@ -330,16 +330,71 @@ static int testProgramOptions(MlirContext context, const char *path) {
   return 0;
 }
 
+/* A context the caller owns (as another compiler would): recast's dialects
+   come through the caller's registry, the module through MLIR's own parser,
+   and recast's passes run on it. */
+static int testOwnContext(void) {
+  MlirContext context = mlirContextCreate();
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  recastRegisterAllDialects(registry);
+  mlirContextAppendDialectRegistry(context, registry);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextLoadAllAvailableDialects(context);
+  recastRegisterPasses();
+  const char *source =
+      "func.func private @sq(%x: tensor<3xf32> {recast.param}) -> tensor<f32> "
+      "{\n"
+      "  %zero = arith.constant 0.0 : f32\n"
+      "  %e = tensor.empty() : tensor<f32>\n"
+      "  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>)"
+      " -> tensor<f32>\n"
+      "  %s = linalg.dot ins(%x, %x : tensor<3xf32>, tensor<3xf32>)"
+      " outs(%z : tensor<f32>) -> tensor<f32>\n"
+      "  return %s : tensor<f32>\n"
+      "}\n"
+      "func.func @grad(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+      "  %l, %g = recast.value_and_grad @sq(%x) {wrt = array<i64: 0>}"
+      " : (tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>)\n"
+      "  return %g : tensor<3xf32>\n"
+      "}\n";
+  MlirModule module =
+      mlirModuleCreateParse(context, mlirStringRefCreateFromCString(source));
+  if (mlirModuleIsNull(module)) {
+    fprintf(stderr, "own context: parse failed\n");
+    mlirContextDestroy(context);
+    return 1;
+  }
+  Buffer diagnostics = {NULL, 0};
+  MlirLogicalResult result = recastRunPassPipeline(
+      module, mlirStringRefCreateFromCString("recast-autodiff,symbol-dce"),
+      append, &diagnostics);
+  printf("own-context: succeeded=%d\n%s", mlirLogicalResultIsSuccess(result),
+         text(&diagnostics));
+  reset(&diagnostics);
+  mlirOperationPrint(mlirModuleGetOperation(module), printOperation, NULL);
+  mlirModuleDestroy(module);
+  mlirContextDestroy(context);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: %s <training step .mlir> <graph .json>\n", argv[0]);
     return 2;
   }
-  /* Registration works on a caller's own registry too. */
+  /* The recast dialect alone goes into any registry. */
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
   recastRegisterDialects(registry);
-  recastRegisterAllDialects(registry);
+  MlirContext bare = mlirContextCreateWithRegistry(registry, false);
   mlirDialectRegistryDestroy(registry);
+  MlirDialect recast = mlirContextGetOrLoadDialect(
+      bare, mlirStringRefCreateFromCString("recast"));
+  MlirStringRef ns = mlirDialectGetNamespace(recast);
+  printf("registered: %.*s\n", (int)ns.length, ns.data);
+  mlirContextDestroy(bare);
+
+  if (testOwnContext())
+    return 1;
 
   MlirContext context = recastContextCreate();
   int status = testModules(context);
