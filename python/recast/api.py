@@ -289,23 +289,29 @@ class Program:
         raise KeyError(f"no argument named '{name}'")
 
 
-def compile(source: Union[str, os.PathLike], *, entry: str = "train_step",
+def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step",
             mixed_precision: Optional[str] = None,
             remat: Optional[Union[str, float, int]] = None,
             opt_level: int = 2, filename: Optional[str] = None) -> Program:
-    """Compiles a training step (MLIR text or a .mlir path) for the CPU.
+    """Compiles a training step (MLIR text, a .mlir path, or a Module, which
+    is transformed and lowered in place) for the CPU. A Module's arguments
+    are named arg0, arg1, ... (the parser's names are not kept).
 
     mixed_precision: "bf16" or "f16" (--recast-mixed-precision), or None.
     remat: a budget for --recast-remat: bytes (int), a fraction of the
       step's peak (float, e.g. 0.7), or a policy ("full", "selective").
     Raises RecastError with MLIR's diagnostics when anything fails."""
-    text, name = _read_source(source, filename)
     budget = "" if remat is None else str(remat)
     if not 0 <= opt_level <= 3:
         raise ValueError("opt_level must be 0-3")
     try:
-        native = _recast.Program(_default_context(), text, name, entry,
-                                 mixed_precision or "", budget, opt_level)
+        if isinstance(source, Module):
+            native = _recast.Program(source._native, entry,
+                                     mixed_precision or "", budget, opt_level)
+        else:
+            text, name = _read_source(source, filename)
+            native = _recast.Program(_default_context(), text, name, entry,
+                                     mixed_precision or "", budget, opt_level)
     except _recast.NativeError as error:
         _raise(error)
     return Program(native)

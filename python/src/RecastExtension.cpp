@@ -127,6 +127,22 @@ public:
     if (recastProgramIsNull(program))
       throw NativeError(diagnostics);
   }
+  /// Compiles `module` in place (recastProgramCreateFromModule).
+  Program(Module &module, const std::string &entry,
+          const std::string &mixedPrecision, const std::string &rematBudget,
+          unsigned optLevel)
+      : context(module.context) {
+    RecastProgramOptions options = recastProgramOptionsGetDefault();
+    if (!entry.empty())
+      options.entry = ref(entry);
+    options.mixedPrecision = ref(mixedPrecision);
+    options.rematBudget = ref(rematBudget);
+    options.optLevel = optLevel;
+    program = recastProgramCreateFromModule(module.module, options, appendTo,
+                                            &diagnostics);
+    if (recastProgramIsNull(program))
+      throw NativeError(diagnostics);
+  }
   ~Program() {
     if (!recastProgramIsNull(program))
       recastProgramDestroy(program);
@@ -251,6 +267,10 @@ NB_MODULE(_recast, m) {
                     const std::string &, unsigned>(),
            nb::arg("context"), nb::arg("source"), nb::arg("filename"),
            nb::arg("entry"), nb::arg("mixed_precision"),
+           nb::arg("remat_budget"), nb::arg("opt_level"))
+      .def(nb::init<Module &, const std::string &, const std::string &,
+                    const std::string &, unsigned>(),
+           nb::arg("module"), nb::arg("entry"), nb::arg("mixed_precision"),
            nb::arg("remat_budget"), nb::arg("opt_level"))
       .def_prop_ro("arguments", &Program::arguments)
       .def_prop_ro("memory_report",

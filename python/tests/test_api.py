@@ -154,3 +154,13 @@ def test_parse_diagnostics():
         ("a.mlir:1:2", "error", "bad"), ("a.mlir:3:4", "note", "see here"),
         ("", "error", "no location")]
     assert diags[0].excerpt == "  x = \n  ^"
+
+
+def test_compile_a_module(mlp_path):
+    module = recast.parse(mlp_path)
+    module.run("func.func(canonicalize)")
+    program = recast.compile(module, opt_level=0)
+    assert [a.name for a in program.arguments][:2] == ["arg0", "arg1"]
+    loss, _ = program.step(program.init_params(0), program.init_batch(0))
+    assert loss == pytest.approx(2.311801, abs=1e-6)
+    assert "llvm.func" in str(module)  # lowered in place
