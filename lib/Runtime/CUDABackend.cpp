@@ -191,7 +191,7 @@ struct LtHeuristic {
   int reserved[4];
 };
 
-constexpr int CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14,
+constexpr int CUDA_R_32F = 0, CUDA_R_8I = 3, CUDA_R_16F = 2, CUDA_R_16BF = 14,
               CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29;
 constexpr int CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
 constexpr int CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
@@ -199,6 +199,7 @@ constexpr int DESC_TRANSA = 3, DESC_TRANSB = 4, DESC_A_SCALE_POINTER = 17,
               DESC_B_SCALE_POINTER = 18;
 constexpr int LAYOUT_BATCH_COUNT = 5, LAYOUT_STRIDED_BATCH_OFFSET = 6;
 constexpr int PREF_MAX_WORKSPACE_BYTES = 1;
+constexpr int TRANSFORM_DESC_TRANSA = 2;
 
 struct Lt {
   void *handle = nullptr;
@@ -221,6 +222,12 @@ struct Lt {
                          const void *, LtLayout, void *, LtLayout,
                          const LtAlgo *, void *, size_t, CUstream);
   const char *(*statusString)(cublasStatus);
+  cublasStatus (*transformDescCreate)(void **, int);
+  cublasStatus (*transformDescDestroy)(void *);
+  cublasStatus (*transformDescSet)(void *, int, const void *, size_t);
+  cublasStatus (*transform)(LtHandle, void *, const void *, const void *,
+                            LtLayout, const void *, const void *, LtLayout,
+                            void *, LtLayout, CUstream);
   std::string error;
 };
 
@@ -266,6 +273,10 @@ Lt &getLt() {
     bind(l.heuristic, "cublasLtMatmulAlgoGetHeuristic");
     bind(l.matmul, "cublasLtMatmul");
     bind(l.statusString, "cublasLtGetStatusString");
+    bind(l.transformDescCreate, "cublasLtMatrixTransformDescCreate");
+    bind(l.transformDescDestroy, "cublasLtMatrixTransformDescDestroy");
+    bind(l.transformDescSet, "cublasLtMatrixTransformDescSetAttribute");
+    bind(l.transform, "cublasLtMatrixTransform");
     if (!missing.empty()) {
       l.error = "cuBLASLt lacks " + missing;
       dlclose(l.handle);
@@ -303,6 +314,8 @@ public:
       getLt().destroy(ltHandle);
     if (workspace)
       d.cuMemFree(workspace);
+    if (scratch)
+      d.cuMemFree(scratch);
     if (stream)
       d.cuStreamDestroy(stream);
     if (context)
@@ -474,6 +487,10 @@ public:
   }
 
   recast_status gemm(const recast_gemm_desc &g) override;
+  /// B (batch x k x n, one byte per element) transposed into scratch
+  /// memory, for cuBLASLt's FP8 kernels, which want B stored n x k.
+  recast_status transposeBytes(const void *b, int64_t batch, int64_t k,
+                               int64_t n, const void **out);
 
   // For compiled host code (mgpu* entry points).
   CUstream getStream() const { return stream; }
@@ -503,7 +520,67 @@ private:
   LtHandle ltHandle = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
+  CUdeviceptr scratch = 0;
+  size_t scratchBytes = 0;
 };
+
+recast_status CUDABackend::transposeBytes(const void *b, int64_t batch,
+                                          int64_t k, int64_t n,
+                                          const void **out) {
+  Lt &lt = getLt();
+  size_t bytes = size_t(batch * k * n);
+  if (bytes > scratchBytes) {
+    if (scratch)
+      d.cuMemFree(scratch);
+    scratch = 0;
+    scratchBytes = 0;
+    if (recast_status status =
+            allocate(bytes, reinterpret_cast<void **>(&scratch)))
+      return status;
+    scratchBytes = bytes;
+  }
+  // As int8 with a unit float scale: the bytes move unchanged. Our row-major
+  // k x n B is a column-major n x k matrix; its transpose, column-major
+  // k x n (ld k), is B stored n x k row-major.
+  void *desc = nullptr;
+  LtLayout in = nullptr, result = nullptr;
+  int op = CUBLAS_OP_T;
+  float one = 1.0f, zero = 0.0f;
+  int32_t batches = int32_t(batch);
+  int64_t stride = k * n;
+  recast_status status = RECAST_OK;
+  auto check = [&](const char *what, cublasStatus s) {
+    if (s && status == RECAST_OK)
+      status = ltError(what, s);
+    return s == 0;
+  };
+  if (check("MatrixTransformDescCreate",
+            lt.transformDescCreate(&desc, CUDA_R_32F)) &&
+      check("set TRANSA", lt.transformDescSet(desc, TRANSFORM_DESC_TRANSA, &op,
+                                              sizeof(op))) &&
+      check("layout", lt.layoutCreate(&in, CUDA_R_8I, n, k, n)) &&
+      check("layout", lt.layoutCreate(&result, CUDA_R_8I, k, n, k))) {
+    if (batch > 1)
+      for (LtLayout layout : {in, result}) {
+        check("set BATCH_COUNT", lt.layoutSet(layout, LAYOUT_BATCH_COUNT,
+                                              &batches, sizeof(batches)));
+        check("set STRIDED_BATCH_OFFSET",
+              lt.layoutSet(layout, LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                           sizeof(stride)));
+      }
+    if (status == RECAST_OK)
+      check("MatrixTransform",
+            lt.transform(ltHandle, desc, &one, b, in, &zero, nullptr, nullptr,
+                         reinterpret_cast<void *>(scratch), result, stream));
+  }
+  for (LtLayout layout : {in, result})
+    if (layout)
+      lt.layoutDestroy(layout);
+  if (desc)
+    lt.transformDescDestroy(desc);
+  *out = reinterpret_cast<const void *>(scratch);
+  return status;
+}
 
 /// Row-major D = alpha op(A) op(B) + beta C as cuBLASLt's column-major
 /// D^T = alpha op(B)^T op(A)^T + beta C^T: the operands swap, the shapes do
@@ -525,6 +602,15 @@ recast_status CUDABackend::gemm(const recast_gemm_desc &g) {
     }
   }
   bool fp8 = g.type_a == RECAST_F8E4M3 || g.type_a == RECAST_F8E5M2;
+  if (fp8 && !g.trans_b) {
+    // Compiled code stores B k x n; cuBLASLt's FP8 kernels want n x k.
+    recast_gemm_desc transposed = g;
+    if (recast_status status =
+            transposeBytes(g.b, g.batch, g.k, g.n, &transposed.b))
+      return status;
+    transposed.trans_b = 1;
+    return gemm(transposed);
+  }
   bool allowTF32 = std::getenv("RECAST_ALLOW_TF32") != nullptr;
   int compute = g.type_a == RECAST_F32 && allowTF32
                     ? CUBLAS_COMPUTE_32F_FAST_TF32

@@ -637,10 +637,11 @@ recast_status recast_gemm_check(recast_device_kind kind,
   if (!fp8A && (d.scale_a || d.scale_b))
     return fail(RECAST_ERROR_INVALID_ARGUMENT,
                 "GEMM: scale pointers apply to FP8 operands only");
-  if (kind == RECAST_DEVICE_CUDA && fp8A && (d.trans_a || !d.trans_b))
+  // cuBLASLt's FP8 kernels take the TN layout; the runtime transposes a B
+  // stored k x n itself, not an A stored k x m.
+  if (kind == RECAST_DEVICE_CUDA && fp8A && d.trans_a)
     return fail(RECAST_ERROR_UNSUPPORTED,
-                "GEMM: FP8 on cuBLASLt needs trans_a = 0 and trans_b = 1 "
-                "(B stored n x k)");
+                "GEMM: FP8 on cuBLASLt needs trans_a = 0 (A stored m x k)");
   return RECAST_OK;
 }
 

@@ -380,11 +380,14 @@ TEST_F(CPURuntimeTest, GemmChecks) {
             std::string::npos);
   desc.type_a = RECAST_F8E4M3;
   EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CPU, &desc), RECAST_OK);
-  // cuBLASLt's FP8 kernels want B stored n x k.
+  // cuBLASLt's FP8 kernels want A stored m x k (B is transposed by the
+  // runtime when it is stored k x n).
+  EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CUDA, &desc), RECAST_OK);
+  desc.trans_a = 1;
   EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CUDA, &desc),
             RECAST_ERROR_UNSUPPORTED);
-  desc.trans_b = 1;
-  EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CUDA, &desc), RECAST_OK);
+  EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CPU, &desc), RECAST_OK);
+  desc.trans_a = 0;
   desc.type_c = RECAST_F8E4M3;
   EXPECT_EQ(recast_gemm_check(RECAST_DEVICE_CPU, &desc),
             RECAST_ERROR_UNSUPPORTED);
@@ -482,6 +485,11 @@ TEST_F(CUDARuntimeTest, Gemms) {
       device,
       GemmCase{RECAST_F8E4M3, RECAST_F8E5M2, RECAST_F32, 0, 1, 2, 32, 64, 64},
       1.0f, 1.0f);
+  // B stored k x n, as compiled code stores it: transposed by the runtime.
+  checkGemm(
+      device,
+      GemmCase{RECAST_F8E4M3, RECAST_F8E4M3, RECAST_F32, 0, 0, 3, 32, 48, 64},
+      0.5f, 1.0f);
 }
 
 /// A PTX kernel (JIT-compiled by the driver for the device): x[i] += 1.
