@@ -12,8 +12,12 @@
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::recast {
@@ -184,8 +188,9 @@ Value emitTruncF(OpBuilder &b, Location loc, Value x, Type dstType) {
   return e.bitcast(e.ori(magnitude, sign), dstElem);
 }
 
-/// extf `x` (FP8) to f32, exactly: subnormals, signed zeros, infinities, NaN
-/// (quiet, E5M2 payload kept).
+/// extf `x` (FP8) to f32, exactly: subnormals, signed zeros, infinities; NaN
+/// becomes f32's canonical quiet NaN with its sign (as ml_dtypes and the
+/// CUDA conversions give: E5M2 payloads are dropped).
 Value emitExtFToF32(OpBuilder &b, Location loc, Value x) {
   Emitter e(b, loc, x.getType());
   FP8Format fmt = getFormat(x.getType());
@@ -210,10 +215,8 @@ Value emitExtFToF32(OpBuilder &b, Location loc, Value x) {
       e.cmp(arith::CmpIPredicate::ult, magnitude, 1u << fmt.mantBits);
   Value result = e.select(isSubnormal, subnormal, normal);
   if (fmt.hasInf) {
-    Value nan =
-        e.ori(e.shl(e.andi(magnitude, 3), shift), e.cst(32, 0x7FC00000));
-    result = e.select(e.cmp(arith::CmpIPredicate::ugt, magnitude, 0x7C), nan,
-                      result);
+    result = e.select(e.cmp(arith::CmpIPredicate::ugt, magnitude, 0x7C),
+                      0x7FC00000, result);
     result = e.select(e.cmp(arith::CmpIPredicate::eq, magnitude, 0x7C),
                       0x7F800000, result);
   } else {
@@ -233,11 +236,119 @@ bool carriesFP8(Operation *op) {
   return isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp>(op);
 }
 
+/// Regenerates a named linalg op's body for its current operand types.
+void rebuildNamedBody(linalg::LinalgOp op) {
+  Region &region = op->getRegion(0);
+  Block *old = &region.front();
+  old->dropAllDefinedValueUses();
+  old->erase();
+  Block *body = new Block();
+  region.push_back(body);
+  for (Value operand : op->getOperands())
+    body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
+  ImplicitLocOpBuilder b(op.getLoc(), op->getContext());
+  b.setInsertionPointToStart(body);
+  Operation *raw = op;
+  op.getRegionBuilder()(b, *body, op->getAttrs(),
+                        [raw] { return raw->emitError(); });
+}
+
+/// A reduction on tensors (a matmul, a convolution) whose body only widens
+/// an FP8 input reads each element many times: widen the input once, as a
+/// tensor, before the op (the values are the same, extf is exact), so that
+/// the op computes on plain floats. Named ops get their body regenerated.
+void widenReductionInputs(Operation *root) {
+  SmallVector<linalg::LinalgOp> ops;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op.getBlock() &&
+        op.getNumReductionLoops() > 0)
+      ops.push_back(op);
+  });
+  for (linalg::LinalgOp op : ops) {
+    bool named = static_cast<bool>(op.getRegionBuilder());
+    bool changed = false;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto type = dyn_cast<RankedTensorType>(input->get().getType());
+      if (!type || !isFP8(type))
+        continue;
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      SmallVector<arith::ExtFOp> exts;
+      Type wide;
+      bool onlyWidened = !arg.use_empty();
+      for (Operation *user : arg.getUsers()) {
+        auto ext = dyn_cast<arith::ExtFOp>(user);
+        if (!ext || (wide && ext.getType() != wide)) {
+          onlyWidened = false;
+          break;
+        }
+        wide = ext.getType();
+        exts.push_back(ext);
+      }
+      if (!onlyWidened)
+        continue;
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), wide);
+      AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+      SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                                utils::IteratorType::parallel);
+      Value widened =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{type.clone(wide)}, ValueRange{input->get()},
+              ValueRange{empty}, ArrayRef<AffineMap>{id, id}, parallel,
+              [&](OpBuilder &nb, Location l, ValueRange args) {
+                linalg::YieldOp::create(
+                    nb, l, Value(arith::ExtFOp::create(nb, l, wide, args[0])));
+              })
+              .getResult(0);
+      input->set(widened);
+      if (!named) {
+        arg.setType(wide);
+        for (arith::ExtFOp ext : exts) {
+          ext.replaceAllUsesWith(arg);
+          ext.erase();
+        }
+      }
+      changed = true;
+    }
+    if (changed && named)
+      rebuildNamedBody(op);
+  }
+}
+
+/// True if a named linalg op's body converts to or from FP8: rewriting the
+/// body would break the named op's form, so it is generalized first.
+bool isNamedWithFP8Body(linalg::LinalgOp op) {
+  if (!op.getRegionBuilder() || !op.getBlock())
+    return false;
+  for (Operation &inner : op.getBlock()->without_terminator())
+    if ((isa<arith::TruncFOp>(inner) && isFP8(inner.getResult(0).getType())) ||
+        (isa<arith::ExtFOp>(inner) && isFP8(inner.getOperand(0).getType())))
+      return true;
+  return false;
+}
+
 struct RecastExpandFP8Pass
     : public recast::impl::RecastExpandFP8PassBase<RecastExpandFP8Pass> {
   using Base::Base;
 
   void runOnOperation() override {
+    widenReductionInputs(getOperation());
+    SmallVector<linalg::LinalgOp> named;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (isNamedWithFP8Body(op))
+        named.push_back(op);
+    });
+    IRRewriter generalizer(&getContext());
+    for (linalg::LinalgOp op : named) {
+      generalizer.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(generalizer, op))) {
+        op->emitOpError("has FP8 conversions in its body and cannot be "
+                        "generalized for their expansion");
+        return signalPassFailure();
+      }
+    }
+
     SmallVector<Operation *> conversions;
     WalkResult walk = getOperation()->walk([&](Operation *op) {
       if (!op->getDialect() || !isMathOrArith(op))

@@ -1,0 +1,111 @@
+//===- FP8Scaling.h - FP8 contractions with per-tensor scaling --*- C++ -*-===//
+//
+// compute-type=fp8 of --recast-mixed-precision, Transformer Engine's recipe:
+// each contraction (matmul, batch_matmul, convolution, matmul-shaped
+// linalg.generic) of a training step reads its inputs in FP8, E4M3FN for
+// forward values and E5M2 for gradients (the HYBRID format), each quantized
+// with a per-tensor scale
+//
+//   scale = (FP8_MAX / amax) * 2^-margin
+//   q     = saturate(x * scale) rounded to the format
+//
+// and accumulates in FP32; the accumulator is multiplied by
+// 1 / (scale_a * scale_b) right after the op. The delayed recipe takes amax
+// as the maximum over a history of the amaxes of previous steps, carried by
+// the step as `recast.state` arguments (history and scale per quantized
+// tensor), and keeps the previous scale when that amax is zero or not
+// finite; the current recipe takes the amax of the tensor itself. Every
+// other op keeps its FP32 precision.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_TRANSFORMS_FP8SCALING_H
+#define RECAST_TRANSFORMS_FP8SCALING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace mlir::recast {
+
+struct FP8Config {
+  enum class Recipe { Delayed, Current };
+  Recipe recipe = Recipe::Delayed;
+  /// Delayed: the number of past amaxes the scale looks at.
+  int64_t amaxHistory = 1024;
+  /// The scale is divided by 2^margin: headroom above the amax.
+  int64_t margin = 0;
+  /// Which contractions run in FP8: `Layers`, those of the layers (a
+  /// parameter, or a view of one, is an operand: linear layers and
+  /// convolutions with their input gradients) and the weight gradients (the
+  /// result reaches the new parameters through elementwise ops only), as
+  /// Transformer Engine does by default (attention's products of activations
+  /// stay FP32); or `All`.
+  enum class Contractions { Layers, All };
+  Contractions contractions = Contractions::Layers;
+  /// Keep the first layers (contractions reading the batch) and the last
+  /// ones (feeding the loss), with the gradient contractions that read their
+  /// inputs, in FP32, as FP8 recipes commonly do for embeddings and output
+  /// heads.
+  bool keepFirstLast = false;
+};
+
+/// Parses `layers` or `all` into `config.contractions`.
+llvm::Error parseFP8Contractions(StringRef text, FP8Config &config);
+
+/// Parses `delayed` or `current` into `config.recipe` and checks the
+/// numbers of `config`.
+llvm::Error parseFP8Recipe(StringRef recipe, FP8Config &config);
+
+/// One FP8 quantization of a tensor: shared by every contraction that reads
+/// the same value in the same format.
+struct FP8Site {
+  std::string source;
+  std::string format;
+  int64_t bytes = 0;
+  /// Delayed recipe: the positions of the history and scale arguments.
+  int64_t historyArg = -1, scaleArg = -1;
+};
+
+/// One contraction of a step, as the report shows it.
+struct FP8Contraction {
+  int64_t index = 0;
+  std::string op, loc;
+  /// "forward" or "backward" (it does not feed the loss).
+  std::string pass;
+  /// Per FP8 input: the site it reads; empty when the op stays FP32.
+  SmallVector<int64_t, 2> sites;
+  /// Why the op stays FP32, or empty.
+  std::string keptReason;
+};
+
+/// What applyFP8Scaling did to one function.
+struct FP8FunctionReport {
+  std::string name;
+  /// Empty if the function was rewritten; else why not.
+  std::string skippedReason;
+  SmallVector<FP8Site> sites;
+  SmallVector<FP8Contraction> contractions;
+  int64_t activationBytesBefore = 0, activationBytesAfter = 0;
+};
+
+/// Rewrites the contractions of `func` (explicit forward and backward, after
+/// autodiff) to FP8 with per-tensor scaling. A function without
+/// `recast.param` arguments is not a training step and is left as it is
+/// (the report says so). The delayed recipe appends two `recast.state`
+/// arguments and results per quantized tensor. Errors are emitted on the
+/// offending op.
+FailureOr<FP8FunctionReport> applyFP8Scaling(func::FuncOp func,
+                                             const FP8Config &config);
+
+/// Applies applyFP8Scaling to every function with a body of `module` and,
+/// when `reportPath` is not empty, writes the JSON report there (`-`:
+/// stdout).
+LogicalResult applyFP8ScalingToModule(ModuleOp module, const FP8Config &config,
+                                      StringRef reportPath);
+
+} // namespace mlir::recast
+
+#endif // RECAST_TRANSFORMS_FP8SCALING_H

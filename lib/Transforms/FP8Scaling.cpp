@@ -1,0 +1,837 @@
+//===- FP8Scaling.cpp - FP8 contractions with per-tensor scaling ----------===//
+//
+// compute-type=fp8 of --recast-mixed-precision (FP8Scaling.h has the
+// recipe). Everything is emitted as upstream ops on tensors: the amax is a
+// linalg.generic max-reduction of |x|, the quantization a linalg.generic of
+// mulf, a clamp to the format's finite range (so that the IR saturates
+// whatever lowers it) and arith.truncf, the scale update scalar arith on
+// rank-0 tensors, the history a rank-1 tensor shifted by one slot per step.
+// On the CPU, --recast-expand-fp8 lowers the FP8 conversions bit-exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Transforms/FP8Scaling.h"
+#include "recast/Analysis/MemoryReport.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/ReportFile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::recast;
+
+llvm::Error mlir::recast::parseFP8Contractions(StringRef text,
+                                               FP8Config &config) {
+  if (text == "layers")
+    config.contractions = FP8Config::Contractions::Layers;
+  else if (text == "all")
+    config.contractions = FP8Config::Contractions::All;
+  else
+    return llvm::createStringError("fp8-contractions='" + text +
+                                   "' is not supported; use layers or all");
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::recast::parseFP8Recipe(StringRef recipe, FP8Config &config) {
+  if (recipe == "delayed")
+    config.recipe = FP8Config::Recipe::Delayed;
+  else if (recipe == "current")
+    config.recipe = FP8Config::Recipe::Current;
+  else
+    return llvm::createStringError(
+        "fp8-recipe='" + recipe + "' is not supported; use delayed or current");
+  if (config.amaxHistory < 1 || config.amaxHistory > (1 << 20))
+    return llvm::createStringError(llvm::formatv(
+        "amax-history={0} must be in [1, 2^20]", config.amaxHistory));
+  if (config.margin < 0 || config.margin > 64)
+    return llvm::createStringError(
+        llvm::formatv("margin={0} must be in [0, 64]", config.margin));
+  return llvm::Error::success();
+}
+
+namespace {
+
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+/// The largest finite value of an FP8 type.
+double getMaxFinite(FloatType type) {
+  return APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
+}
+
+/// Looks through scalar casts of a structured op's body.
+Value stripScalarCasts(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
+/// The two inputs a contraction multiplies (its body yields
+/// `acc + a * b`, PrecisionInterfaceImpl.cpp's shape), or none.
+std::optional<std::pair<OpOperand *, OpOperand *>>
+getMultipliedInputs(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  auto mul = stripScalarCasts(add.getLhs()).getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    mul = stripScalarCasts(add.getRhs()).getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return std::nullopt;
+  auto lhs = dyn_cast<BlockArgument>(stripScalarCasts(mul.getLhs()));
+  auto rhs = dyn_cast<BlockArgument>(stripScalarCasts(mul.getRhs()));
+  if (!lhs || !rhs || lhs.getOwner() != body || rhs.getOwner() != body ||
+      lhs == rhs)
+    return std::nullopt;
+  OpOperand *a = &op->getOpOperand(lhs.getArgNumber());
+  OpOperand *b = &op->getOpOperand(rhs.getArgNumber());
+  if (!op.isDpsInput(a) || !op.isDpsInput(b))
+    return std::nullopt;
+  return std::make_pair(a, b);
+}
+
+/// True if `value` is a tensor of zeros (a fill of 0 or a zero constant).
+bool isZeroTensor(Value value) {
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  return matchPattern(value, m_AnyZeroFloat());
+}
+
+/// Total bytes of the tensors a function's ops produce, as the memory report
+/// counts activations (empty tensors hold none).
+int64_t getActivationBytes(func::FuncOp func) {
+  int64_t total = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<tensor::EmptyOp>(op))
+      continue;
+    for (Value result : op.getResults())
+      total += getTensorBytes(result.getType()).value_or(0);
+  }
+  return total;
+}
+
+/// One quantization of a tensor in an FP8 format.
+struct Site {
+  Value quantized;
+  /// f32 scalars: the scale the tensor was multiplied by and its inverse.
+  Value scale, inverse;
+  /// Rank-0 amax of the tensor this step.
+  Value amax;
+  /// Delayed recipe: the state arguments.
+  BlockArgument history, scaleState;
+  FloatType format;
+  int64_t reportIndex;
+};
+
+class FP8Rewriter {
+public:
+  FP8Rewriter(func::FuncOp func, const FP8Config &config,
+              FP8FunctionReport &report)
+      : func(func), config(config), report(report), b(func.getContext()),
+        f32(Float32Type::get(func.getContext())),
+        scalarType(RankedTensorType::get({}, f32)) {}
+
+  LogicalResult run();
+
+private:
+  Value cst(Location loc, double value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
+  Value extract(Location loc, Value tensor0d) {
+    return tensor::ExtractOp::create(b, loc, tensor0d, ValueRange{});
+  }
+  /// `(fmax / amax) * 2^-margin` where that is a positive finite f32, else
+  /// `fallback`.
+  Value computeScale(Location loc, Value amax, double fmax, Value fallback);
+  Value emitAmax(Location loc, Value x);
+  Value emitQuantize(Location loc, Value x, Value scale, FloatType format);
+  Site &getSite(Value value, FloatType format, Operation *user);
+  LogicalResult rewriteContraction(linalg::LinalgOp op, FP8Contraction &entry);
+  void rebuildBody(linalg::LinalgOp op);
+  void emitStateUpdates();
+  std::string describe(Value value) const;
+
+  mutable func::FuncOp func;
+  const FP8Config &config;
+  FP8FunctionReport &report;
+  OpBuilder b;
+  FloatType f32;
+  RankedTensorType scalarType;
+  DenseMap<Operation *, int64_t> opIndex;
+  /// Values the loss depends on: the forward.
+  DenseSet<Value> forward;
+  std::map<std::pair<const void *, const void *>, Site> sites;
+  SmallVector<Site *> siteOrder;
+};
+
+} // namespace
+
+std::string FP8Rewriter::describe(Value value) const {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    std::string name = "argument #" + std::to_string(arg.getArgNumber());
+    if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
+      name += " (parameter)";
+    return name;
+  }
+  Operation *def = value.getDefiningOp();
+  auto it = opIndex.find(def);
+  if (it == opIndex.end())
+    return "a value";
+  return "result of op #" + std::to_string(it->second) + " (" +
+         def->getName().getStringRef().str() + ")";
+}
+
+Value FP8Rewriter::computeScale(Location loc, Value amax, double fmax,
+                                Value fallback) {
+  Value ratio = arith::DivFOp::create(b, loc, cst(loc, fmax), amax);
+  Value headroom = cst(loc, std::ldexp(1.0, -static_cast<int>(config.margin)));
+  Value scale = arith::MulFOp::create(b, loc, ratio, headroom);
+  // Ordered comparisons: false for NaN (an amax that is NaN), and the
+  // bounds exclude an amax of zero (scale +inf) or +inf (scale 0).
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                         scale, cst(loc, 0.0));
+  Value finite =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, scale,
+                            cst(loc, std::numeric_limits<double>::infinity()));
+  Value valid = arith::AndIOp::create(b, loc, positive, finite);
+  return arith::SelectOp::create(b, loc, valid, scale, fallback);
+}
+
+Value FP8Rewriter::emitAmax(Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init =
+      linalg::FillOp::create(
+          b, loc, ValueRange{cst(loc, 0.0)},
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32)})
+          .getResult(0);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  AffineMap scalar = AffineMap::get(type.getRank(), 0, {}, b.getContext());
+  SmallVector<utils::IteratorType> reduction(type.getRank(),
+                                             utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scalarType}, ValueRange{x}, ValueRange{init},
+             ArrayRef<AffineMap>{id, scalar}, reduction,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               // maximumf propagates NaN: a NaN amax keeps the old scale.
+               Value magnitude = math::AbsFOp::create(nb, l, args[0]);
+               linalg::YieldOp::create(
+                   nb, l,
+                   Value(arith::MaximumFOp::create(nb, l, args[1], magnitude)));
+             })
+      .getResult(0);
+}
+
+Value FP8Rewriter::emitQuantize(Location loc, Value x, Value scale,
+                                FloatType format) {
+  auto type = cast<RankedTensorType>(x.getType());
+  double fmax = getMaxFinite(format);
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), format);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type.clone(format)}, ValueRange{x},
+             ValueRange{empty}, ArrayRef<AffineMap>{id, id}, parallel,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               auto c = [&](double v) -> Value {
+                 return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
+               };
+               Value scaled = arith::MulFOp::create(nb, l, args[0], scale);
+               // Saturate: beyond the largest finite value (infinities
+               // included) is that value; NaN stays NaN.
+               Value clamped = arith::MinimumFOp::create(
+                   nb, l, arith::MaximumFOp::create(nb, l, scaled, c(-fmax)),
+                   c(fmax));
+               linalg::YieldOp::create(
+                   nb, l,
+                   Value(arith::TruncFOp::create(nb, l, format, clamped)));
+             })
+      .getResult(0);
+}
+
+Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
+  auto key = std::make_pair(value.getAsOpaquePointer(),
+                            static_cast<Type>(format).getAsOpaquePointer());
+  auto [it, inserted] = sites.try_emplace(key);
+  Site &site = it->second;
+  if (!inserted)
+    return site;
+  site.format = format;
+  Location loc = user->getLoc();
+  MLIRContext *ctx = func.getContext();
+  double fmax = getMaxFinite(format);
+
+  FP8Site entry;
+  entry.source = describe(value);
+  entry.format = typeName(format);
+  entry.bytes =
+      getTensorBytes(cast<RankedTensorType>(value.getType()).clone(format))
+          .value_or(0);
+
+  if (config.recipe == FP8Config::Recipe::Delayed) {
+    unsigned n = func.getNumArguments();
+    int64_t k = siteOrder.size();
+    auto historyType = RankedTensorType::get({config.amaxHistory}, f32);
+    NamedAttrList historyAttrs, scaleAttrs;
+    historyAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());
+    historyAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr("zeros"));
+    scaleAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());
+    scaleAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr("fill:1"));
+    std::string suffix = std::to_string(k);
+    (void)func.insertArguments(
+        {n, n}, {historyType, scalarType},
+        {historyAttrs.getDictionary(ctx), scaleAttrs.getDictionary(ctx)},
+        {NameLoc::get(b.getStringAttr("fp8_amax_history_" + suffix), loc),
+         NameLoc::get(b.getStringAttr("fp8_scale_" + suffix), loc)});
+    site.history = func.getArgument(n);
+    site.scaleState = func.getArgument(n + 1);
+    entry.historyArg = n;
+    entry.scaleArg = n + 1;
+  }
+
+  b.setInsertionPoint(user);
+  site.amax = emitAmax(loc, value);
+  if (config.recipe == FP8Config::Recipe::Delayed)
+    site.scale = extract(loc, site.scaleState);
+  else
+    site.scale =
+        computeScale(loc, extract(loc, site.amax), fmax, cst(loc, 1.0));
+  site.inverse = arith::DivFOp::create(b, loc, cst(loc, 1.0), site.scale);
+  site.quantized = emitQuantize(loc, value, site.scale, format);
+  site.reportIndex = report.sites.size();
+  report.sites.push_back(std::move(entry));
+  siteOrder.push_back(&site);
+  return site;
+}
+
+void FP8Rewriter::rebuildBody(linalg::LinalgOp op) {
+  if (op.getRegionBuilder()) {
+    // Named ops: regenerate the body for the new operand types (it extends
+    // the FP8 inputs to the accumulator type).
+    Region &region = op->getRegion(0);
+    Block *old = &region.front();
+    old->dropAllDefinedValueUses();
+    old->erase();
+    Block *body = new Block();
+    region.push_back(body);
+    for (Value operand : op->getOperands())
+      body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
+    ImplicitLocOpBuilder ib(op.getLoc(), op->getContext());
+    ib.setInsertionPointToStart(body);
+    Operation *raw = op;
+    op.getRegionBuilder()(ib, *body, op->getAttrs(),
+                          [raw] { return raw->emitError(); });
+    return;
+  }
+  Block *body = op.getBlock();
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    Type element = getElementTypeOrSelf(operand.get().getType());
+    Type old = arg.getType();
+    if (old == element)
+      continue;
+    arg.setType(element);
+    if (arg.use_empty())
+      continue;
+    OpBuilder bb = OpBuilder::atBlockBegin(body);
+    Value widened = arith::ExtFOp::create(bb, op.getLoc(), old, arg);
+    arg.replaceAllUsesExcept(widened, widened.getDefiningOp());
+  }
+}
+
+LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
+                                              FP8Contraction &entry) {
+  auto inputs = getMultipliedInputs(op);
+  if (!inputs) {
+    entry.keptReason = "the body is not acc + a * b of two inputs";
+    return success();
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  for (OpOperand *operand : {inputs->first, inputs->second, init}) {
+    Type type = operand->get().getType();
+    if (!isa<RankedTensorType>(type) || !getElementTypeOrSelf(type).isF32())
+      return op->emitOpError()
+             << "has operand #" << operand->getOperandNumber() << " of type "
+             << type
+             << "; compute-type=fp8 quantizes f32 contractions (FP32 inputs "
+                "and accumulator)";
+  }
+  MLIRContext *ctx = op->getContext();
+  FloatType e4m3 = Float8E4M3FNType::get(ctx);
+  FloatType e5m2 = Float8E5M2Type::get(ctx);
+  bool isForward = forward.contains(op->getResult(0));
+  entry.pass = isForward ? "forward" : "backward";
+
+  // Forward values (the loss depends on them) in E4M3, gradients in E5M2.
+  SmallVector<Site *, 2> used;
+  for (OpOperand *input : {inputs->first, inputs->second}) {
+    Value value = input->get();
+    Site &site = getSite(value, forward.contains(value) ? e4m3 : e5m2, op);
+    used.push_back(&site);
+    entry.sites.push_back(site.reportIndex);
+  }
+  inputs->first->set(used[0]->quantized);
+  inputs->second->set(used[1]->quantized);
+  // Scalar ops autodiff left unused in the body (it recomputes the forward
+  // body in each gradient op) do not make an input read.
+  SmallVector<Operation *> scalars;
+  for (Operation &scalar : op.getBlock()->without_terminator())
+    scalars.push_back(&scalar);
+  for (Operation *scalar : llvm::reverse(scalars))
+    if (isOpTriviallyDead(scalar))
+      scalar->erase();
+  // Autodiff passes gradient ops forward values their bodies do not read;
+  // pointing them at an FP8 copy of the value lets the FP32 one die early.
+  for (OpOperand *other : op.getDpsInputOperands()) {
+    if (other == inputs->first || other == inputs->second ||
+        !op.getMatchingBlockArgument(other).use_empty())
+      continue;
+    for (FloatType format : {e4m3, e5m2}) {
+      auto it = sites.find({other->get().getAsOpaquePointer(),
+                            static_cast<Type>(format).getAsOpaquePointer()});
+      if (it != sites.end()) {
+        other->set(it->second.quantized);
+        break;
+      }
+    }
+  }
+
+  // Accumulate from zero in FP32, then dequantize (and add the initial
+  // value when it was not zero).
+  Location loc = op.getLoc();
+  Value oldInit = init->get();
+  bool zeroInit = isZeroTensor(oldInit);
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!zeroInit) {
+    b.setInsertionPoint(op);
+    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(), f32);
+    init->set(linalg::FillOp::create(b, loc, ValueRange{cst(loc, 0.0)},
+                                     ValueRange{empty})
+                  .getResult(0));
+  }
+  rebuildBody(op);
+
+  b.setInsertionPointAfter(op);
+  Value acc = op->getResult(0);
+  AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
+  SmallVector<utils::IteratorType> parallel(resultType.getRank(),
+                                            utils::IteratorType::parallel);
+  Value invA = used[0]->inverse, invB = used[1]->inverse;
+  Operation *dequant;
+  if (zeroInit) {
+    // In place on the accumulator.
+    dequant = linalg::GenericOp::create(
+        b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{acc},
+        ArrayRef<AffineMap>{id}, parallel,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value x = arith::MulFOp::create(nb, l, args[0], invA);
+          linalg::YieldOp::create(nb, l,
+                                  Value(arith::MulFOp::create(nb, l, x, invB)));
+        });
+  } else {
+    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(), f32);
+    dequant = linalg::GenericOp::create(
+        b, loc, TypeRange{resultType}, ValueRange{acc, oldInit},
+        ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, parallel,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value x = arith::MulFOp::create(nb, l, args[0], invA);
+          x = arith::MulFOp::create(nb, l, x, invB);
+          linalg::YieldOp::create(
+              nb, l, Value(arith::AddFOp::create(nb, l, args[1], x)));
+        });
+  }
+  acc.replaceAllUsesExcept(dequant->getResult(0), dequant);
+  // The dequantized value stands for the op's result from now on.
+  if (forward.contains(acc))
+    forward.insert(dequant->getResult(0));
+  opIndex[dequant] = opIndex.lookup(op);
+  return success();
+}
+
+void FP8Rewriter::emitStateUpdates() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  b.setInsertionPoint(ret);
+  Location loc = func.getLoc();
+  SmallVector<Value> newState;
+  SmallVector<Type> newTypes;
+  int64_t n = config.amaxHistory;
+  auto historyType = RankedTensorType::get({n}, f32);
+  for (Site *site : siteOrder) {
+    // history' = [amax, history[0 .. n-2]]: the newest first.
+    Value amax = extract(loc, site->amax);
+    Value shifted = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n}, f32);
+    if (n > 1) {
+      Value kept = tensor::ExtractSliceOp::create(
+          b, loc, site->history, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(n - 1)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      shifted = tensor::InsertSliceOp::create(
+          b, loc, kept, shifted, ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(n - 1)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    }
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value history =
+        tensor::InsertOp::create(b, loc, amax, shifted, ValueRange{zero});
+    // The scale of the next step, from the maximum over the history; the
+    // previous scale when that maximum is zero or not finite.
+    Value init = linalg::FillOp::create(b, loc, ValueRange{cst(loc, 0.0)},
+                                        ValueRange{tensor::EmptyOp::create(
+                                            b, loc, ArrayRef<int64_t>{}, f32)})
+                     .getResult(0);
+    AffineMap id = b.getMultiDimIdentityMap(1);
+    AffineMap scalar = AffineMap::get(1, 0, {}, b.getContext());
+    Value maxTensor =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{scalarType}, ValueRange{history},
+            ValueRange{init}, ArrayRef<AffineMap>{id, scalar},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(
+                  nb, l,
+                  Value(arith::MaximumFOp::create(nb, l, args[1], args[0])));
+            })
+            .getResult(0);
+    Value scale = computeScale(loc, extract(loc, maxTensor),
+                               getMaxFinite(site->format), site->scale);
+    newState.push_back(history);
+    newState.push_back(
+        tensor::FromElementsOp::create(b, loc, scalarType, ValueRange{scale}));
+    newTypes.push_back(historyType);
+    newTypes.push_back(scalarType);
+  }
+  if (newState.empty())
+    return;
+  SmallVector<Value> operands(ret.getOperands());
+  operands.append(newState);
+  unsigned numResults = func.getNumResults();
+  SmallVector<unsigned> positions(newTypes.size(), numResults);
+  SmallVector<DictionaryAttr> attrs(newTypes.size());
+  (void)func.insertResults(positions, newTypes, attrs);
+  ret->setOperands(operands);
+}
+
+LogicalResult FP8Rewriter::run() {
+  Block &body = func.getBody().front();
+  int64_t index = 0;
+  for (Operation &op : body)
+    opIndex[&op] = index++;
+
+  // The forward: everything the loss (the first result) depends on.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> worklist = {ret.getOperand(0)};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!forward.insert(value).second)
+      continue;
+    if (Operation *def = value.getDefiningOp())
+      for (Value operand : def->getOperands())
+        worklist.push_back(operand);
+  }
+
+  auto classOf = [](Operation *op) -> std::optional<PrecisionClass> {
+    auto precision = dyn_cast<PrecisionClassOpInterface>(op);
+    if (!precision)
+      return std::nullopt;
+    return precision.classifyPrecision().kind;
+  };
+
+  SmallVector<Operation *> contractions;
+  for (Operation &op : body.without_terminator()) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (!linalgOp || !linalgOp.hasPureTensorSemantics() || !linalgOp.getBlock())
+      continue;
+    if (classOf(&op) != PrecisionClass::Contraction)
+      continue;
+    contractions.push_back(&op);
+  }
+
+  // Parameters and their views (transposes, reshapes, slices): a
+  // contraction reading one is a layer's (a linear layer's, a
+  // convolution's) forward or input gradient.
+  DenseSet<Value> parameterViews;
+  for (BlockArgument arg : body.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
+      parameterViews.insert(arg);
+  for (Operation &op : body.without_terminator())
+    if (classOf(&op) == PrecisionClass::CastFree &&
+        llvm::any_of(op.getOperands(),
+                     [&](Value v) { return parameterViews.contains(v); }))
+      for (Value result : op.getResults())
+        parameterViews.insert(result);
+  // Weight gradients: contractions whose result reaches the new parameters
+  // and state through elementwise, data movement and cast ops only.
+  DenseSet<Operation *> weightGradients;
+  worklist.assign(std::next(ret.getOperands().begin()),
+                  ret.getOperands().end());
+  DenseSet<Value> visited;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (!visited.insert(value).second || !def)
+      continue;
+    std::optional<PrecisionClass> cls = classOf(def);
+    if (cls == PrecisionClass::Contraction)
+      weightGradients.insert(def);
+    else if (cls == PrecisionClass::Follow || cls == PrecisionClass::CastFree ||
+             cls == PrecisionClass::Cast || isa<arith::SelectOp>(def))
+      for (Value operand : def->getOperands())
+        worklist.push_back(operand);
+  }
+  // The first layers (contractions reading the batch through no other
+  // contraction), the last ones (feeding the loss through no other
+  // contraction) and the backward contractions that read their inputs.
+  DenseSet<Operation *> endLayers;
+  if (config.keepFirstLast) {
+    DenseSet<Value> fromBatch;
+    for (BlockArgument arg : body.getArguments())
+      if (!func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName) &&
+          !func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
+        fromBatch.insert(arg);
+    for (Operation &op : body.without_terminator()) {
+      if (!llvm::any_of(op.getOperands(),
+                        [&](Value v) { return fromBatch.contains(v); }))
+        continue;
+      if (classOf(&op) == PrecisionClass::Contraction) {
+        if (forward.contains(op.getResult(0)))
+          endLayers.insert(&op);
+        continue;
+      }
+      for (Value result : op.getResults())
+        fromBatch.insert(result);
+    }
+    worklist = {ret.getOperand(0)};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!seen.insert(value).second || !def)
+        continue;
+      if (classOf(def) == PrecisionClass::Contraction) {
+        endLayers.insert(def);
+        continue;
+      }
+      for (Value operand : def->getOperands())
+        worklist.push_back(operand);
+    }
+    DenseSet<Value> endInputs;
+    for (Operation *op : endLayers)
+      if (auto inputs = getMultipliedInputs(cast<linalg::LinalgOp>(op))) {
+        endInputs.insert(inputs->first->get());
+        endInputs.insert(inputs->second->get());
+      }
+    for (Operation *op : contractions) {
+      if (forward.contains(op->getResult(0)))
+        continue;
+      auto inputs = getMultipliedInputs(cast<linalg::LinalgOp>(op));
+      if (inputs && (endInputs.contains(inputs->first->get()) ||
+                     endInputs.contains(inputs->second->get())))
+        endLayers.insert(op);
+    }
+  }
+
+  auto isLayerContraction = [&](linalg::LinalgOp op) {
+    if (weightGradients.contains(op))
+      return true;
+    auto inputs = getMultipliedInputs(op);
+    return inputs && (parameterViews.contains(inputs->first->get()) ||
+                      parameterViews.contains(inputs->second->get()));
+  };
+
+  for (Operation *op : contractions) {
+    FP8Contraction entry;
+    entry.index = opIndex.lookup(op);
+    entry.op = op->getName().getStringRef().str();
+    entry.loc = formatLocation(op->getLoc());
+    entry.pass = forward.contains(op->getResult(0)) ? "forward" : "backward";
+    if (auto attr = op->getAttr(RecastDialect::kPrecisionAttrName)) {
+      auto text = dyn_cast<StringAttr>(attr);
+      if (!text || text.getValue() != "f32")
+        return op->emitOpError()
+               << "has recast.precision = " << attr
+               << "; with compute-type=fp8 only \"f32\" (keep the op out of "
+                  "FP8) applies to a contraction";
+      entry.keptReason = "recast.precision = \"f32\"";
+      report.contractions.push_back(std::move(entry));
+      continue;
+    }
+    if (endLayers.contains(op)) {
+      entry.keptReason = "fp8-keep-first-last: the first or last layer, or "
+                         "one of their gradients";
+      report.contractions.push_back(std::move(entry));
+      continue;
+    }
+    if (config.contractions == FP8Config::Contractions::Layers &&
+        !isLayerContraction(cast<linalg::LinalgOp>(op))) {
+      entry.keptReason = "fp8-contractions=layers: no parameter operand and "
+                         "not a weight gradient (attention-style product of "
+                         "activations)";
+      report.contractions.push_back(std::move(entry));
+      continue;
+    }
+    if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
+      return failure();
+    report.contractions.push_back(std::move(entry));
+  }
+  if (config.recipe == FP8Config::Recipe::Delayed)
+    emitStateUpdates();
+  return success();
+}
+
+FailureOr<FP8FunctionReport>
+mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
+  FP8FunctionReport report;
+  report.name = func.getSymName().str();
+  if (func.isExternal()) {
+    report.skippedReason = "no body";
+    return report;
+  }
+  unsigned numCarried = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, RecastDialect::kParamAttrName) ||
+        func.getArgAttr(i, RecastDialect::kStateAttrName))
+      ++numCarried;
+  bool hasParams =
+      llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
+        return func.getArgAttr(i, RecastDialect::kParamAttrName) != nullptr;
+      });
+  if (!hasParams) {
+    report.skippedReason =
+        "not a training step (no recast.param argument): FP32";
+    return report;
+  }
+  if (auto attr = func->getAttr(RecastDialect::kPrecisionAttrName)) {
+    auto text = dyn_cast<StringAttr>(attr);
+    if (!text || text.getValue() != "f32")
+      return func.emitOpError()
+             << "has recast.precision = " << attr
+             << "; with compute-type=fp8 only \"f32\" (keep the function out "
+                "of FP8) applies";
+    report.skippedReason = "recast.precision = \"f32\" on the function";
+    return report;
+  }
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError()
+           << "compute-type=fp8 needs a single-block function body";
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!ret || ret.getNumOperands() != numCarried + 1)
+    return func.emitOpError(llvm::formatv(
+        "is not a training step: compute-type=fp8 needs the loss first, then "
+        "one value per recast.param or recast.state argument ({0} values), "
+        "but it returns {1}",
+        numCarried + 1, ret ? ret.getNumOperands() : 0));
+  auto loss = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
+  if (!loss || loss.getRank() != 0)
+    return func.emitOpError()
+           << "returns " << ret.getOperand(0).getType()
+           << " first; compute-type=fp8 needs the loss, a rank-0 tensor";
+
+  report.activationBytesBefore = getActivationBytes(func);
+  FP8Rewriter rewriter(func, config, report);
+  if (failed(rewriter.run()))
+    return failure();
+  report.activationBytesAfter = getActivationBytes(func);
+  return report;
+}
+
+LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
+                                                    const FP8Config &config,
+                                                    StringRef reportPath) {
+  std::vector<FP8FunctionReport> reports;
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (func.isExternal())
+      continue;
+    FailureOr<FP8FunctionReport> report = applyFP8Scaling(func, config);
+    if (failed(report))
+      return failure();
+    reports.push_back(std::move(*report));
+  }
+  if (reportPath.empty())
+    return success();
+  return writeJSONReport(reportPath, module, [&](llvm::json::OStream &json) {
+    json.object([&] {
+      json.attribute("compute_type", "fp8");
+      json.attribute("fp8_recipe", config.recipe == FP8Config::Recipe::Delayed
+                                       ? "delayed"
+                                       : "current");
+      if (config.recipe == FP8Config::Recipe::Delayed)
+        json.attribute("amax_history", config.amaxHistory);
+      json.attribute("margin", config.margin);
+      json.attribute("keep_first_last", config.keepFirstLast);
+      json.attribute("fp8_contractions",
+                     config.contractions == FP8Config::Contractions::Layers
+                         ? "layers"
+                         : "all");
+      json.attributeArray("functions", [&] {
+        for (const FP8FunctionReport &fn : reports) {
+          json.object([&] {
+            json.attribute("function", fn.name);
+            if (!fn.skippedReason.empty()) {
+              json.attribute("skipped", fn.skippedReason);
+              return;
+            }
+            json.attribute("activation_bytes_before", fn.activationBytesBefore);
+            json.attribute("activation_bytes_after", fn.activationBytesAfter);
+            json.attributeArray("contractions", [&] {
+              for (const FP8Contraction &c : fn.contractions) {
+                json.object([&] {
+                  json.attribute("index", c.index);
+                  json.attribute("op", c.op);
+                  if (!c.loc.empty())
+                    json.attribute("loc", c.loc);
+                  json.attribute("pass", c.pass);
+                  if (!c.keptReason.empty()) {
+                    json.attribute("precision", "f32");
+                    json.attribute("rule", c.keptReason);
+                    return;
+                  }
+                  json.attribute("accumulator", "f32");
+                  json.attributeArray("inputs", [&] {
+                    for (int64_t site : c.sites)
+                      json.value(fn.sites[site].format);
+                  });
+                  json.attributeArray("quantizations", [&] {
+                    for (int64_t site : c.sites)
+                      json.value(site);
+                  });
+                });
+              }
+            });
+            json.attributeArray("quantizations", [&] {
+              for (const FP8Site &site : fn.sites) {
+                json.object([&] {
+                  json.attribute("source", site.source);
+                  json.attribute("format", site.format);
+                  json.attribute("bytes", site.bytes);
+                  if (site.historyArg >= 0) {
+                    json.attribute("amax_history_argument", site.historyArg);
+                    json.attribute("scale_argument", site.scaleArg);
+                  }
+                });
+              }
+            });
+          });
+        }
+      });
+    });
+  });
+}

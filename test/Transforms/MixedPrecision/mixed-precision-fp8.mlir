@@ -1,0 +1,175 @@
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
+
+/// compute-type=fp8 on a two-layer step, differentiated by the pass. Every
+/// contraction reads FP8 inputs: the forward values (x, w1, h, w2) in E4M3FN,
+/// the gradients in E5M2, each quantized once with its own per-tensor scale
+/// and shared by every contraction that reads it; accumulators are FP32 and
+/// dequantized in place by 1 / (scale_a * scale_b). Other ops keep FP32.
+
+/// Current scaling: scale = 448 / amax(x) (57344 for E5M2), 1 when that is
+/// not a positive finite number.
+// CUR-LABEL: func.func @train_step
+// CUR-SAME: (%[[W1:[^:]*]]: tensor<8x16xf32> {recast.param}, %[[W2:[^:]*]]: tensor<16x4xf32> {recast.param}, %[[X:[^:]*]]: tensor<2x8xf32>) -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>)
+// CUR: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<f32>)
+// CUR: math.absf
+// CUR: arith.maximumf
+// CUR: %[[A:.*]] = tensor.extract %[[AMAX]][] : tensor<f32>
+// CUR: %[[RATIO:.*]] = arith.divf %{{.*}}, %[[A]] : f32
+// CUR: %[[CAND:.*]] = arith.mulf %[[RATIO]], %{{.*}} : f32
+// CUR: arith.cmpf ogt, %[[CAND]]
+// CUR: arith.cmpf olt, %[[CAND]]
+// CUR: %[[SX:.*]] = arith.select %{{.*}}, %[[CAND]], %{{.*}} : f32
+// CUR: %[[IX:.*]] = arith.divf %{{.*}}, %[[SX]] : f32
+/// Quantization: multiply, saturate to [-448, 448] (NaN stays NaN), round.
+// CUR: %[[QX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8xf8E4M3FN>)
+// CUR: arith.mulf %{{.*}}, %[[SX]] : f32
+// CUR: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CUR: arith.minimumf %{{.*}}, %{{.*}} : f32
+// CUR: arith.truncf %{{.*}} : f32 to f8E4M3FN
+// CUR: %[[QW1:.*]] = linalg.generic {{.*}} ins(%[[W1]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf8E4M3FN>)
+// CUR: %[[MM:.*]] = linalg.matmul ins(%[[QX]], %[[QW1]] : tensor<2x8xf8E4M3FN>, tensor<8x16xf8E4M3FN>) outs(%{{.*}} : tensor<2x16xf32>) -> tensor<2x16xf32>
+/// Dequantization in place on the FP32 accumulator.
+// CUR: linalg.generic {{.*}} outs(%[[MM]] : tensor<2x16xf32>)
+// CUR: arith.mulf %{{.*}}, %[[IX]] : f32
+// CUR: %[[QH:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x16xf8E4M3FN>)
+// CUR: %[[QW2:.*]] = linalg.generic {{.*}} ins(%[[W2]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf8E4M3FN>)
+// CUR: linalg.matmul ins(%[[QH]], %[[QW2]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>)
+/// The backward: the output gradient in E5M2 (largest finite 57344), read by
+/// the input gradient (with the E4M3 copy of w2 the forward made) and the
+/// weight gradient (with the forward's E4M3 copy of h).
+// CUR: arith.constant 5.734400e+04 : f32
+// CUR: %[[QDY:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xf8E5M2>)
+// CUR: arith.truncf %{{.*}} : f32 to f8E5M2
+/// Inputs the gradient's body does not read (h here, w2 below) are pointed
+/// at the FP8 copies too, so that the FP32 values are not kept alive for them.
+// CUR: linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<2x16xf32>)
+// CUR: arith.extf %{{.*}} : f8E5M2 to f32
+// CUR: arith.extf %{{.*}} : f8E4M3FN to f32
+// CUR: linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<16x4xf32>)
+// CUR: outs(%{{.*}} : tensor<2x16xf8E5M2>)
+// CUR: linalg.generic {{.*}} ins(%[[QX]], %[[QW1]], %{{.*}} : tensor<2x8xf8E4M3FN>, tensor<8x16xf8E4M3FN>, tensor<2x16xf8E5M2>) outs(%{{.*}} : tensor<8x16xf32>)
+/// Each tensor is quantized once.
+// CUR-NOT: ins(%[[W1]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf8E4M3FN>)
+// CUR-NOT: ins(%[[W2]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf8E4M3FN>)
+/// The update and the results stay FP32; no state is added.
+// CUR: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>
+
+/// Delayed scaling: each quantized tensor gets an amax history and a scale,
+/// carried as state (6 tensors: x, w1, h, w2 and two gradients). The
+/// quantization uses the scale of the previous step; before the return the
+/// history takes this step's amax first and the next scale is
+/// (448 / max(history)) / 2^margin, the previous scale when that is not a
+/// positive finite number.
+// DEL-LABEL: func.func @train_step
+// DEL-SAME: %[[X:[^:]*]]: tensor<2x8xf32>, %[[H0:[^:]*]]: tensor<4xf32> {recast.init = "zeros", recast.state}, %[[S0:[^:]*]]: tensor<f32> {recast.init = "fill:1", recast.state}
+// DEL-SAME: -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>)
+// DEL: %[[AMAX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<f32>)
+// DEL: %[[S:.*]] = tensor.extract %[[S0]][] : tensor<f32>
+// DEL: linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8xf8E4M3FN>)
+// DEL: arith.mulf %{{.*}}, %[[S]] : f32
+// DEL: %[[A:.*]] = tensor.extract %[[AMAX]][] : tensor<f32>
+// DEL: %[[OLD:.*]] = tensor.extract_slice %[[H0]][0] [3] [1] : tensor<4xf32> to tensor<3xf32>
+// DEL: %[[SHIFTED:.*]] = tensor.insert_slice %[[OLD]] into %{{.*}}[1] [3] [1] : tensor<3xf32> into tensor<4xf32>
+// DEL: %[[HIST:.*]] = tensor.insert %[[A]] into %[[SHIFTED]][%{{.*}}] : tensor<4xf32>
+// DEL: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[HIST]] : tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+// DEL: arith.maximumf
+// DEL: %[[M:.*]] = tensor.extract %[[MAX]][] : tensor<f32>
+// DEL: %[[R:.*]] = arith.divf %{{.*}}, %[[M]] : f32
+/// margin=2: 2^-2.
+// DEL: %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
+// DEL: %[[C:.*]] = arith.mulf %[[R]], %[[QUARTER]] : f32
+// DEL: %[[NEXT:.*]] = arith.select %{{.*}}, %[[C]], %[[S]] : f32
+// DEL: %[[NS:.*]] = tensor.from_elements %[[NEXT]] : tensor<f32>
+// DEL: return %{{.*}}, %{{.*}}, %{{.*}}, %[[HIST]], %[[NS]],
+
+/// The report lists each contraction, forward or backward, the formats of
+/// its inputs and the quantizations (shared ones appear twice). The loss
+/// function itself is not a training step.
+// REPORT: "compute_type": "fp8"
+// REPORT: "fp8_recipe": "current"
+// REPORT: "function": "loss",
+// REPORT-NEXT: "skipped": "not a training step (no recast.param argument): FP32"
+// REPORT: "function": "train_step",
+// REPORT: "op": "linalg.matmul",
+// REPORT: "pass": "forward",
+// REPORT-NEXT: "accumulator": "f32",
+// REPORT-NEXT: "inputs": [
+// REPORT-NEXT: "f8E4M3FN",
+// REPORT-NEXT: "f8E4M3FN"
+// REPORT: "pass": "backward",
+// REPORT-NEXT: "accumulator": "f32",
+// REPORT-NEXT: "inputs": [
+// REPORT-NEXT: "f8E5M2",
+// REPORT-NEXT: "f8E4M3FN"
+// REPORT: "quantizations": [
+// REPORT: "source": "argument #2",
+// REPORT-NEXT: "format": "f8E4M3FN",
+// REPORT-NEXT: "bytes": 16
+// REPORT: "source": "argument #0 (parameter)",
+// REPORT-NEXT: "format": "f8E4M3FN",
+// REPORT-NEXT: "bytes": 128
+
+/// fp8-keep-first-last: both layers are the first (reads the batch) or the
+/// last (feeds the loss); they and their gradients stay FP32.
+// ENDS: "function": "train_step",
+// ENDS-NOT: "accumulator"
+// ENDS: "rule": "fp8-keep-first-last: the first or last layer, or one of their gradients"
+// ENDS-NOT: "accumulator"
+// ENDS: "quantizations": []
+
+#id = affine_map<(i, j) -> (i, j)>
+#all = affine_map<(i, j) -> ()>
+func.func private @loss(%w1: tensor<8x16xf32>, %w2: tensor<16x4xf32>, %x: tensor<2x8xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x16xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x16xf32>) -> tensor<2x16xf32>
+  %mm1 = linalg.matmul ins(%x, %w1 : tensor<2x8xf32>, tensor<8x16xf32>) outs(%z1 : tensor<2x16xf32>) -> tensor<2x16xf32>
+  %eh = tensor.empty() : tensor<2x16xf32>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm1 : tensor<2x16xf32>) outs(%eh : tensor<2x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x16xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<2x16xf32>, tensor<16x4xf32>) outs(%z2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<2x4xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %s = arith.addf %acc, %sq : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+func.func @train_step(%w1: tensor<8x16xf32> {recast.param}, %w2: tensor<16x4xf32> {recast.param}, %x: tensor<2x8xf32>)
+    -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>) {
+  %l, %g1, %g2 = recast.value_and_grad @loss(%w1, %w2, %x) {wrt = array<i64: 0, 1>}
+      : (tensor<8x16xf32>, tensor<16x4xf32>, tensor<2x8xf32>) -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>)
+  %n1e = tensor.empty() : tensor<8x16xf32>
+  %n1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w1, %g1 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%n1e : tensor<8x16xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %lr = arith.constant 0.1 : f32
+    %m = arith.mulf %g, %lr : f32
+    %s = arith.subf %p, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %n2e = tensor.empty() : tensor<16x4xf32>
+  %n2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w2, %g2 : tensor<16x4xf32>, tensor<16x4xf32>) outs(%n2e : tensor<16x4xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %lr = arith.constant 0.1 : f32
+    %m = arith.mulf %g, %lr : f32
+    %s = arith.subf %p, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x4xf32>
+  return %l, %n1, %n2 : tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>
+}
