@@ -164,3 +164,13 @@ def test_compile_a_module(mlp_path):
     loss, _ = program.step(program.init_params(0), program.init_batch(0))
     assert loss == pytest.approx(2.311801, abs=1e-6)
     assert "llvm.func" in str(module)  # lowered in place
+
+
+def test_function_passes_nest_explicitly(models_dir):
+    path = os.path.join(models_dir, "gpt-tiny.mlir")
+    before = recast.memory_report(path)
+    module = recast.parse(path)
+    module.run("recast-autodiff,func.func(recast-remat{budget=0.7})")
+    assert module.memory_report("train_step")["peak_bytes"] <= 0.7 * before["peak_bytes"]
+    with pytest.raises(recast.RecastError, match="did you intend to nest"):
+        recast.parse(path).run("recast-autodiff,recast-remat{budget=0.7}")
