@@ -116,6 +116,8 @@ private:
   uint64_t held = 0;
   size_t now = 0;
   Schedule schedule;
+  static constexpr size_t kMaxEvaluationsPerNode = 64;
+  size_t maxEvaluations = kMaxEvaluationsPerNode * n + 1024;
 };
 
 Error GreedyScheduler::makeRoom(NodeIndex v) {
@@ -166,6 +168,15 @@ Error GreedyScheduler::materialize(NodeIndex target, bool firstEvaluation) {
     }
     if (Error error = makeRoom(x))
       return error;
+    // Under a budget barely above what the graph needs, evictions can chase
+    // each other forever (recomputing one input evicts another); past this
+    // many evaluations the budget counts as too small for greedy.
+    if (schedule.size() >= maxEvaluations)
+      return make_error<OverBudgetError>(
+          formatv("greedy: the budget of {0} bytes is too small: more than "
+                  "{1} evaluations ({2} per node) without finishing",
+                  budget, maxEvaluations, kMaxEvaluationsPerNode)
+              .str());
     schedule.push_back(x);
     materialized[x] = true;
     held += problem.node(x).bytes;
