@@ -12,7 +12,7 @@ graph and rebuilds it with recast.builder, so the forward uses only the op
 set --recast-autodiff takes; the loss (mse, or cross_entropy against one-hot
 targets) is appended and @train_step applies SGD with `lr`.
 
-Supported: nn.Linear, nn.LayerNorm, nn.ReLU/GELU/Tanh/Sigmoid/Softmax,
+Supported: nn.Linear (on inputs of any rank >= 2), nn.LayerNorm, nn.ReLU/GELU/Tanh/Sigmoid/Softmax,
 nn.Identity and nn.Dropout (as identity: training steps are compared
 deterministically), and as functions or methods relu, gelu (tanh or erf),
 tanh, sigmoid, softmax over the last dim, matmul/@, linear, layer_norm,
@@ -189,9 +189,16 @@ def _call(f, node: Node, args):
     if op == "linear":
         x, w = args[0], args[1]
         b = args[2] if len(args) > 2 else kw.get("bias")
-        if x.rank != 2:
-            raise UnsupportedError(f"node '{node.name}': linear takes 2-d inputs")
-        return f.linear(x, w, b)
+        if x.rank == 2:
+            return f.linear(x, w, b)
+        if x.rank < 2:
+            raise UnsupportedError(f"node '{node.name}': linear of a {x.rank}-d input")
+        # [..., K] -> [N, K] -> linear -> [..., M]: reshapes are views.
+        lead = tuple(range(x.rank - 1))
+        flat = f.collapse_shape(x, [list(lead), [x.rank - 1]])
+        y = f.linear(flat, w, b)
+        return f.expand_shape(y, [list(lead), [x.rank - 1]],
+                              x.shape[:-1] + (y.shape[-1],))
     if op == "layer_norm":
         x, gamma, beta = args[0], args[1], args[2]
         return f.layer_norm(x, gamma, beta, eps=kw.get("eps", 1e-5))

@@ -119,3 +119,31 @@ def test_transformer_block_nodes_match_numpy_forward():
     assert loss == pytest.approx(want, rel=1e-4)
     loss2, _ = program.step(new, batch)
     assert loss2 < loss
+
+
+def test_batched_linear_and_attention_nodes():
+    """[B, T, D] activations: linear through reshapes, batched matmul with a
+    transposed operand; the loss equals numpy's."""
+    rng = np.random.default_rng(2)
+    b, t, d = 2, 3, 4
+    shapes = {"w.weight": (d, d), "w.bias": (d,)}
+    torch_params = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    x = Node("x", "input", "x")
+    y = Node("y", "call", "linear", (x, Node("w_weight", "param", "w.weight"),
+                                     Node("w_bias", "param", "w.bias")))
+    yt = Node("yt", "call", "transpose", (y, -2, -1))
+    s_ = Node("s", "call", "matmul", (y, yt))
+    a = Node("a", "call", "softmax", (s_,), {"dim": -1})
+    o = Node("o", "call", "matmul", (a, x))
+    nodes = [x, y, yt, s_, a, o, Node("output", "output", "output", (o,))]
+    imported = import_graph(nodes, {"x": (b, t, d)}, shapes, loss="mse", lr=0.1)
+    xv = rng.standard_normal((b, t, d)).astype(np.float32)
+    target = rng.standard_normal((b, t, d)).astype(np.float32)
+    yv = xv.astype(np.float64) @ torch_params["w.weight"].T + torch_params["w.bias"]
+    sv = yv @ yv.transpose(0, 2, 1)
+    e = np.exp(sv - sv.max(-1, keepdims=True))
+    want = np.mean(((e / e.sum(-1, keepdims=True)) @ xv - target) ** 2)
+    program = recast.compile(imported.text, opt_level=0)
+    loss, _ = program.step(imported.params_for_recast(torch_params),
+                           {"x": xv, "target": target})
+    assert loss == pytest.approx(want, rel=1e-4)

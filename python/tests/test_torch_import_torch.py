@@ -83,3 +83,26 @@ def test_torch_transformer_block():
     x = torch.randn(8, 16)
     target = torch.randn(8, 16)
     compare_with_torch(block, {"x": x}, target, "mse")
+
+
+class BatchedAttention(torch.nn.Module):
+    """Single-head self-attention on [B, T, D] with a residual."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.ModuleList([torch.nn.Linear(d, d) for _ in range(3)])
+        self.scale = d ** -0.5
+
+    def forward(self, x):
+        h = self.ln(x)
+        q, k, v = (m(h) for m in self.qkv)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        return x + torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+def test_torch_batched_attention():
+    torch.manual_seed(0)
+    module = BatchedAttention()
+    x = torch.randn(2, 8, 16)
+    compare_with_torch(module, {"x": x}, torch.randn(2, 8, 16), "mse")
