@@ -13,7 +13,7 @@ diagnostic (location, severity, message and the source excerpt if any).
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np

@@ -24,7 +24,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 DEFAULT_BUDGETS = (0.6, 0.7, 0.8, 0.9)
 DEFAULT_TIMEOUT = 30.0
