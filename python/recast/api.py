@@ -156,6 +156,9 @@ class Module:
     def __str__(self):
         return str(self._native)
 
+    def __repr__(self):
+        return f"<recast.Module {self.filename}>"
+
 
 def parse(source: Union[str, os.PathLike], filename: Optional[str] = None) -> Module:
     """Parses MLIR text or a .mlir file; raises RecastError with the parser's
@@ -281,6 +284,12 @@ class Program:
             loss, params = self.step(params, batch)
             losses.append(loss)
         return losses, params
+
+    def __repr__(self):
+        args = ", ".join(f"{a.name}: {a.role} {a.element_type}{list(a.shape)}"
+                         for a in self.arguments)
+        return (f"<recast.Program {self.report.get('function', '?')}({args}), "
+                f"static peak {self.report.get('peak_bytes')} bytes>")
 
     def _argument(self, name) -> Argument:
         for arg in self.arguments:

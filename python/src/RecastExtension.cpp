@@ -77,8 +77,13 @@ public:
   /// remarks), raises with all of them on failure.
   std::string run(const std::string &pipeline) {
     std::string diagnostics;
-    if (mlirLogicalResultIsFailure(recastRunPassPipeline(
-            module, ref(pipeline), appendTo, &diagnostics)))
+    MlirLogicalResult result;
+    {
+      nb::gil_scoped_release release;
+      result =
+          recastRunPassPipeline(module, ref(pipeline), appendTo, &diagnostics);
+    }
+    if (mlirLogicalResultIsFailure(result))
       throw NativeError(diagnostics);
     return diagnostics;
   }
@@ -121,9 +126,13 @@ public:
     options.mixedPrecision = ref(mixedPrecision);
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
-    program =
-        recastProgramCreate(context.handle->context, ref(source), ref(filename),
-                            options, appendTo, &diagnostics);
+    {
+      // Compiling takes seconds: other Python threads run meanwhile.
+      nb::gil_scoped_release release;
+      program =
+          recastProgramCreate(context.handle->context, ref(source),
+                              ref(filename), options, appendTo, &diagnostics);
+    }
     if (recastProgramIsNull(program))
       throw NativeError(diagnostics);
   }
@@ -138,8 +147,11 @@ public:
     options.mixedPrecision = ref(mixedPrecision);
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
-    program = recastProgramCreateFromModule(module.module, options, appendTo,
-                                            &diagnostics);
+    {
+      nb::gil_scoped_release release;
+      program = recastProgramCreateFromModule(module.module, options, appendTo,
+                                              &diagnostics);
+    }
     if (recastProgramIsNull(program))
       throw NativeError(diagnostics);
   }
@@ -237,9 +249,14 @@ std::string solveRemat(const std::string &graph, uint64_t budgetBytes,
                        double budgetRatio, const std::string &solver,
                        const std::string &memoryModel, double timeLimit) {
   std::string result, errors;
-  if (mlirLogicalResultIsFailure(recastSolveRemat(
-          ref(graph), budgetBytes, budgetRatio, ref(solver), ref(memoryModel),
-          timeLimit, appendTo, &result, appendTo, &errors)))
+  MlirLogicalResult status;
+  {
+    nb::gil_scoped_release release;
+    status = recastSolveRemat(ref(graph), budgetBytes, budgetRatio, ref(solver),
+                              ref(memoryModel), timeLimit, appendTo, &result,
+                              appendTo, &errors);
+  }
+  if (mlirLogicalResultIsFailure(status))
     throw NativeError(errors);
   return result;
 }
