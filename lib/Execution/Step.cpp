@@ -195,11 +195,15 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
     return makeError("loss scaling is part of mixed precision: give a compute "
                      "type (bf16 or f16) with it");
   if (!options.mixedPrecision.empty()) {
+    // Its own stage, so that a failure is reported as what it is.
+    PassManager mixed(context);
     RecastMixedPrecisionPassOptions mp;
     mp.computeType = options.mixedPrecision;
     if (!options.lossScale.empty())
       mp.lossScale = options.lossScale;
-    autodiff.addPass(createRecastMixedPrecisionPass(mp));
+    mixed.addPass(createRecastMixedPrecisionPass(mp));
+    if (failed(mixed.run(module)))
+      return makeError("mixed precision on @" + entryName + " failed");
   }
   autodiff.addPass(createRecastAutodiffPass());
   {
@@ -214,7 +218,10 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
     autodiff.addNestedPass<func::FuncOp>(createRecastRematPass(remat));
   }
   if (failed(autodiff.run(module)))
-    return makeError("differentiating @" + entryName + " failed");
+    return makeError((options.rematBudget.empty() ? "differentiating @"
+                                                  : "differentiating or "
+                                                    "rematerializing @") +
+                     entryName + " failed");
   // Only the entry and what it calls are compiled: other functions of the
   // file (the loss functions value_and_grad inlined, other entries) would
   // only add JIT time.
