@@ -47,12 +47,11 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // offsets, so the step allocates once.
   if (options.memoryPlan)
     pm.addPass(createRecastMemoryPlanPass());
-  // f32 contractions to a real BLAS through the runtime.
-  if (options.blasCalls) {
-    RecastContractionsToCallsPassOptions calls;
-    calls.onlyF32 = true;
-    pm.addPass(createRecastContractionsToCallsPass(calls));
-  }
+  // Contractions to a real BLAS through the runtime (f32 directly; f16,
+  // bf16 and FP8 operands widened to f32 first, FP32 accumulation either
+  // way).
+  if (options.blasCalls)
+    pm.addPass(createRecastContractionsToCallsPass());
 
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.

@@ -215,7 +215,39 @@ public:
       }
       return RECAST_OK;
     }
+    if (fitsInt && blas.sgemm)
+      return widenedGemm(d, blas);
     referenceGemm(d);
+    return RECAST_OK;
+  }
+
+  /// f16, bf16 and FP8 operands widened to f32 (exactly) and multiplied by
+  /// cblas_sgemm: the products are exact in f32 and the sums accumulate in
+  /// f32, as the contract says; the result is rounded once to type_c.
+  recast_status widenedGemm(const recast_gemm_desc &d, const Blas &blas) {
+    int m = int(d.m), n = int(d.n), k = int(d.k);
+    int lda = d.trans_a ? m : k, ldb = d.trans_b ? k : n;
+    int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
+    int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
+    float scale = d.alpha * (d.scale_a ? *d.scale_a : 1.0f) *
+                  (d.scale_b ? *d.scale_b : 1.0f);
+    int64_t sizeA = d.m * d.k, sizeB = d.k * d.n, sizeC = d.m * d.n;
+    std::vector<float> a(static_cast<size_t>(sizeA)),
+        b(static_cast<size_t>(sizeB)), c(static_cast<size_t>(sizeC));
+    for (int64_t batch = 0; batch < d.batch; ++batch) {
+      for (int64_t i = 0; i < sizeA; ++i)
+        a[i] = loadElement(d.type_a, d.a, batch * sizeA + i);
+      for (int64_t i = 0; i < sizeB; ++i)
+        b[i] = loadElement(d.type_b, d.b, batch * sizeB + i);
+      float beta = d.beta != 0.0f && d.c ? d.beta : 0.0f;
+      if (beta != 0.0f)
+        for (int64_t i = 0; i < sizeC; ++i)
+          c[i] = loadElement(d.type_c, d.c, batch * sizeC + i);
+      blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, scale, a.data(), lda,
+                 b.data(), ldb, beta, c.data(), n);
+      for (int64_t i = 0; i < sizeC; ++i)
+        storeElement(d.type_c, d.d, batch * sizeC + i, c[i]);
+    }
     return RECAST_OK;
   }
 };

@@ -24,8 +24,9 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> blasCalls{
       *this, "blas-calls",
-      llvm::cl::desc("Send f32 matmuls and batch matmuls to the runtime's "
-                     "`recast_gemm` (OpenBLAS when the runtime finds it; "
+      llvm::cl::desc("Send matmuls and batch matmuls to the runtime's "
+                     "`recast_gemm` (OpenBLAS's sgemm when the runtime finds "
+                     "it, on operands widened to f32 if they are narrower; "
                      "recast-run sets this); off, they become loop nests"),
       llvm::cl::init(false)};
 };
