@@ -29,6 +29,31 @@ using SgemmFn = void (*)(int, int, int, int, int, int, float, const float *,
 using SbgemmFn = void (*)(int, int, int, int, int, int, float, const uint16_t *,
                           int, const uint16_t *, int, float, float *, int);
 
+/// The GEMM used without a BLAS library: row-major, i-k-j loops over
+/// contiguous rows (auto-vectorized), FP32 accumulation; the CBLAS signature
+/// so that the callers need not care which one they have.
+void naiveSgemm(int, int ta, int tb, int m, int n, int k, float alpha,
+                const float *a, int lda, const float *b, int ldb, float beta,
+                float *c, int ldc) {
+  for (int i = 0; i < m; ++i) {
+    float *row = c + size_t(i) * ldc;
+    for (int j = 0; j < n; ++j)
+      row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+    for (int p = 0; p < k; ++p) {
+      float x = alpha * (ta == kCblasTrans ? a[size_t(p) * lda + i]
+                                           : a[size_t(i) * lda + p]);
+      if (tb == kCblasTrans)
+        for (int j = 0; j < n; ++j)
+          row[j] += x * b[size_t(j) * ldb + p];
+      else {
+        const float *brow = b + size_t(p) * ldb;
+        for (int j = 0; j < n; ++j)
+          row[j] += x * brow[j];
+      }
+    }
+  }
+}
+
 struct Blas {
   void *handle = nullptr;
   SgemmFn sgemm = nullptr;
@@ -37,14 +62,16 @@ struct Blas {
 };
 
 /// The CBLAS to use: $RECAST_BLAS (a path or soname; "none" disables BLAS),
-/// else OpenBLAS, else the system CBLAS.
+/// else OpenBLAS, else the system CBLAS; without one, naiveSgemm.
 const Blas &getBlas() {
   static Blas blas = [] {
     Blas b;
     std::vector<std::string> candidates;
     if (const char *env = std::getenv("RECAST_BLAS"); env && *env) {
-      if (std::strcmp(env, "none") == 0)
+      if (std::strcmp(env, "none") == 0) {
+        b.sgemm = &naiveSgemm;
         return b;
+      }
       candidates.push_back(env);
     } else {
       candidates = {"libopenblas.so.0", "libopenblas.so", "libcblas.so.3",
@@ -74,6 +101,8 @@ const Blas &getBlas() {
       b.library = name;
       break;
     }
+    if (!b.sgemm)
+      b.sgemm = &naiveSgemm;
     return b;
   }();
   return blas;

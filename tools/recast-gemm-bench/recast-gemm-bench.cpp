@@ -104,7 +104,7 @@ int main(int argc, char **argv) {
               kind == RECAST_DEVICE_CPU
                   ? (std::string(", BLAS ") + (*recast_cpu_blas_library()
                                                    ? recast_cpu_blas_library()
-                                                   : "none (reference loop)"))
+                                                   : "none (built-in loops)"))
                         .c_str()
                   : "");
   for (size_t s = 0; s < dims.size(); s += 3) {
