@@ -15,6 +15,7 @@
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/Autodiff.h"
+#include "recast/Transforms/FP8Scaling.h"
 #include "recast/Transforms/LossScaling.h"
 #include "recast/Transforms/MixedPrecisionAnalysis.h"
 #include "recast/Transforms/Passes.h"
@@ -600,9 +601,35 @@ void RecastMixedPrecisionPass::runOnOperation() {
     lowType = BFloat16Type::get(ctx);
   else if (computeType == "f16")
     lowType = Float16Type::get(ctx);
-  if (!lowType) {
-    module.emitError() << "--recast-mixed-precision: compute-type='"
-                       << computeType << "' is not supported; use bf16 or f16";
+  // FP8 (FP8Scaling.h): contractions only, with per-tensor scaling.
+  bool fp8 = computeType == "fp8";
+  FP8Config fp8Config;
+  fp8Config.amaxHistory = amaxHistory;
+  fp8Config.margin = margin;
+  fp8Config.keepFirstLast = fp8KeepFirstLast;
+  if (llvm::Error err = parseFP8Contractions(fp8Contractions, fp8Config)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
+    return signalPassFailure();
+  }
+  if (llvm::Error err = parseFP8Recipe(fp8Recipe, fp8Config)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
+    return signalPassFailure();
+  }
+  if (!fp8 && (fp8Recipe != "delayed" || amaxHistory != 1024 || margin != 0 ||
+               fp8Contractions != "layers" || fp8KeepFirstLast)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: fp8-recipe, amax-history, margin, "
+           "fp8-contractions and fp8-keep-first-last apply to "
+           "compute-type=fp8, not '"
+        << computeType << "'";
+    return signalPassFailure();
+  }
+  if (!lowType && !fp8) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: compute-type='" << computeType
+        << "' is not supported; use bf16 or f16, or fp8";
     return signalPassFailure();
   }
 
@@ -613,10 +640,20 @@ void RecastMixedPrecisionPass::runOnOperation() {
   lossConfig.growthInterval = growthInterval;
   lossConfig.minScale = minLossScale;
   if (llvm::Error err = parseLossScale(lossScale, lossConfig)) {
-    module.emitError() << "--recast-mixed-precision: "
-                       << llvm::toString(std::move(err));
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
     return signalPassFailure();
   }
+  // The policy is read before anything changes: a bad file leaves the
+  // module as it was.
+  llvm::Expected<PrecisionPolicy> loaded = PrecisionPolicy::load(policy, ctx);
+  if (!loaded) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: " << llvm::toString(loaded.takeError());
+    return signalPassFailure();
+  }
+  PrecisionPolicy policyRules = std::move(*loaded);
+
   if (lossConfig.mode != LossScaleConfig::Mode::None) {
     int64_t numScaled = 0;
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -626,7 +663,7 @@ void RecastMixedPrecisionPass::runOnOperation() {
       numScaled += *scaled;
     }
     if (numScaled == 0) {
-      module.emitError()
+      emitError(module.getLoc())
           << "--recast-mixed-precision: loss-scale='" << lossScale
           << "' needs the step's recast.value_and_grad (it changes what is "
              "differentiated): run --recast-mixed-precision before "
@@ -643,12 +680,18 @@ void RecastMixedPrecisionPass::runOnOperation() {
     if (failed(differentiateValueAndGrad(op, symbols)))
       return signalPassFailure();
 
+  if (fp8) {
+    if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
+      signalPassFailure();
+    return;
+  }
+
   std::vector<FunctionReport> reports;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     eraseDeadScalarOps(func);
-    MixedPrecisionAnalysis analysis(func, lowType);
+    MixedPrecisionAnalysis analysis(func, lowType, &policyRules);
     if (analysis.failed())
       return signalPassFailure();
     FunctionReport fnReport;
@@ -704,6 +747,7 @@ void RecastMixedPrecisionPass::writeReport(ArrayRef<FunctionReport> reports) {
       writeJSONReport(report, getOperation(), [&](llvm::json::OStream &json) {
         json.object([&] {
           json.attribute("compute_type", computeType);
+          json.attribute("policy", policy);
           json.attributeArray("functions", [&] {
             for (const FunctionReport &fn : reports) {
               json.object([&] {

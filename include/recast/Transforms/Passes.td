@@ -199,7 +199,10 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     and the insides of `recast.checkpoint` regions are recomputed for the
     backward under every policy, without a budget too (the default policy
     without a budget does nothing else). A budget no solver meets is an
-    error stating the smallest peak recast reached.
+    error stating the smallest peak recast reached. `recast.checkpoint`
+    regions written in the step itself are inlined and tagged as
+    `--recast-autodiff` does; the pass consumes the marks
+    (`recast.checkpoint_block`, `recast.remat`), which mean nothing after it.
 
     The report (`report=<path or ->`) has `function`, `solver`,
     `budget_bytes`, `baseline_peak_bytes`, `peak_bytes`, `baseline_flops`,
@@ -473,6 +476,15 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     and `bytes_saved` (bytes of all op results, as the memory report's
     activation totals count them).
 
+    `policy=` edits the op classes by op name: `contractions-only` keeps
+    every follow op in FP32, and a JSON file gives `add` and `remove` lists
+    per class (`{"sensitive": {"add": ["math.tanh"]}, "contraction":
+    {"remove": ["linalg.conv_2d_nhwc_hwcf"]}}`). A name also matches a
+    linalg op whose body holds an op of that name; `*` in a remove list
+    matches every op. Added ops take the class; ops removed from contraction
+    or follow run in FP32, ops removed from sensitive follow their inputs.
+    The report's rule names the policy entry that decided.
+
     The pass works on the explicit backward: a `recast.value_and_grad` it
     finds is first differentiated (as `--recast-autodiff` would).
 
@@ -495,16 +507,24 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
 
     Errors: a compute type other than bf16 or f16, `recast.precision` naming
     an FP8 type, a `recast.param` argument that is not f32, a function with
-    several blocks, bad loss-scale options, loss scaling on a module with no
+    several blocks, bad loss-scale options, a policy that is not a built-in
+    name or a readable JSON file, or that names an unknown class, list or
+    op, or adds one op to two classes, loss scaling on a module with no
     `recast.value_and_grad` left, or on a function that is not a training
     step (loss, then one result per `recast.param`/`recast.state`
     argument).
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
-           "Low-precision compute type: bf16 or f16">,
+           "Low-precision compute type: bf16, f16, or fp8 (contractions in "
+           "E4M3/E5M2 with per-tensor scaling)">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
+           "Op classes: a built-in policy (default, contractions-only) or a "
+           "JSON file with add/remove lists per class (contraction, "
+           "sensitive, follow)">,
     Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
-           "Loss scaling: none, static:<scale> or dynamic (GradScaler)">,
+           "Loss scaling: none, static:<scale>, or dynamic (GradScaler) or "
+           "dynamic:<initial scale>">,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
            "Dynamic loss scaling: the scale of the first step">,
     Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
@@ -518,6 +538,21 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1e-4",
            "Dynamic loss scaling: recast-run stops with an error when the "
            "scale falls below this">,
+    Option<"fp8Recipe", "fp8-recipe", "std::string", /*default=*/"\"delayed\"",
+           "compute-type=fp8: the amax behind each scale, delayed (maximum "
+           "over the history of past steps) or current (the tensor's own)">,
+    Option<"amaxHistory", "amax-history", "int64_t", /*default=*/"1024",
+           "compute-type=fp8, delayed recipe: amaxes kept per tensor">,
+    Option<"margin", "margin", "int64_t", /*default=*/"0",
+           "compute-type=fp8: scales are (FP8 max / amax) / 2^margin">,
+    Option<"fp8Contractions", "fp8-contractions", "std::string",
+           /*default=*/"\"layers\"",
+           "compute-type=fp8: layers (contractions with a parameter operand "
+           "and weight gradients) or all">,
+    Option<"fp8KeepFirstLast", "fp8-keep-first-last", "bool",
+           /*default=*/"false",
+           "compute-type=fp8: keep the first layer (reading the batch) and "
+           "the last (feeding the loss), with their gradients, in FP32">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, - for stdout, "
            "empty for none">,
@@ -628,8 +663,8 @@ def RecastExpandFP8Pass : Pass<"recast-expand-fp8"> {
       sign: `S.1111.111` (E4M3FN), `S.11111.10` (E5M2, the quiet NaN
       APFloat and ml_dtypes produce; CUDA writes `0x7F`).
     - `extf` (to f32; f16, bf16 and f64 through f32) is exact: subnormals,
-      signed zeros, E5M2 infinities; NaN stays NaN (quiet, E5M2 payload
-      kept).
+      signed zeros, E5M2 infinities; NaN becomes the canonical quiet NaN
+      with its sign (E5M2 payloads are dropped, as ml_dtypes does).
 
     A `truncf` with a rounding mode other than `to_nearest_even`, and any
     other arith or math op computing on FP8 values (`addf`, `cmpf`,
@@ -655,7 +690,8 @@ def RecastExpandFP8Pass : Pass<"recast-expand-fp8"> {
     conversion to APFloat), not the saturated value: `recast-lower-to-cpu`
     runs this pass before its first canonicalization.
   }];
-  let dependentDialects = ["arith::ArithDialect"];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
   let statistics = [
     Statistic<"numTruncF", "num-truncf", "FP8 truncf expanded">,
     Statistic<"numExtF", "num-extf", "FP8 extf expanded">,
