@@ -273,6 +273,9 @@ static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
   if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op))
     return fromAttrs(conv.getInputs()[1], 2, conv.getStrides(),
                      conv.getDilations(), true);
+  if (auto conv = dyn_cast<linalg::DepthwiseConv2DNhwcHwcOp>(op))
+    return fromAttrs(conv.getInputs()[1], 0, conv.getStrides(),
+                     conv.getDilations(), false);
   if (auto pool = dyn_cast<linalg::PoolingNhwcMaxOp>(op))
     return fromAttrs(pool.getInputs()[1], 0, pool.getStrides(),
                      pool.getDilations(), false);
@@ -352,6 +355,32 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                       arith::MulFOp::create(b, loc, args[0], args[1]);
                   Value sum = arith::AddFOp::create(b, loc, args[2], product);
                   linalg::YieldOp::create(b, loc, sum);
+                })
+                .getResult(0);
+      } else if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(
+                     linalgOp.getOperation())) {
+        // contribution[n, oh, ow, c] = dy[n, oh, ow, c] * K[kh, kw, c]: each
+        // channel has its own filter.
+        auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+        AffineMap identity = builder.getMultiDimIdentityMap(4);
+        AffineMap kernelMap =
+            AffineMap::get(4, 0,
+                           {getAffineConstantExpr(kh, ctx),
+                            getAffineConstantExpr(kw, ctx), d(3)},
+                           ctx);
+        contribution =
+            create<linalg::GenericOp>(
+                TypeRange{sliceType},
+                ValueRange{dy, linalgOp.getDpsInputs()[1]},
+                ValueRange{
+                    create<tensor::EmptyOp>(sliceType.getShape(), element)},
+                ArrayRef<AffineMap>{identity, kernelMap, identity},
+                SmallVector<utils::IteratorType>(4,
+                                                 utils::IteratorType::parallel),
+                [](OpBuilder &b, Location loc, ValueRange args) {
+                  linalg::YieldOp::create(
+                      b, loc,
+                      Value(arith::MulFOp::create(b, loc, args[0], args[1])));
                 })
                 .getResult(0);
       } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNchwMaxOp>(

@@ -8,6 +8,7 @@
 // CHECK: PASS grad_sum_pool
 // CHECK: PASS grad_conv_nchw_strided
 // CHECK: PASS grad_max_pool_nchw
+// CHECK: PASS grad_depthwise
 
 // Each @loss_* ends in L = sum(y^2) / 2 of its result y, so that every rule
 // sees a non-constant incoming gradient (dL/dy = y).
@@ -298,4 +299,39 @@ func.func @grad_max_pool_nchw(%x: tensor<1x2x4x4xf64> {recast.param})
   %l, %dx = recast.value_and_grad @loss_max_pool_nchw(%x) {wrt = array<i64: 0>}
       : (tensor<1x2x4x4xf64>) -> (tensor<f64>, tensor<1x2x4x4xf64>)
   return %l, %dx : tensor<f64>, tensor<1x2x4x4xf64>
+}
+
+/// linalg.depthwise_conv_2d_nhwc_hwc, stride 2: input and filter.
+func.func @loss_depthwise(%x: tensor<2x7x7x3xf64>, %k: tensor<3x3x3xf64>) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<2x3x3x3xf64>
+  %z = linalg.fill ins(%zero : f64) outs(%e : tensor<2x3x3x3xf64>) -> tensor<2x3x3x3xf64>
+  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<[1, 1]> : tensor<2xi64>, strides = dense<[2, 2]> : tensor<2xi64>}
+      ins(%x, %k : tensor<2x7x7x3xf64>, tensor<3x3x3xf64>) outs(%z : tensor<2x3x3x3xf64>) -> tensor<2x3x3x3xf64>
+  %y_e = tensor.empty() : tensor<2x3x3x3xf64>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<2x3x3x3xf64>) outs(%y_e : tensor<2x3x3x3xf64>) {
+  ^bb0(%a0: f64, %o: f64):
+    %r = math.tanh %a0 : f64
+    linalg.yield %r : f64
+  } -> tensor<2x3x3x3xf64>
+  %sq_zero = arith.constant 0.0 : f64
+  %sq_e = tensor.empty() : tensor<f64>
+  %sq_z = linalg.fill ins(%sq_zero : f64) outs(%sq_e : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<2x3x3x3xf64>) outs(%sq_z : tensor<f64>) {
+  ^bb0(%sq_a: f64, %sq_acc: f64):
+    %sq_h = arith.constant 0.5 : f64
+    %sq_m = arith.mulf %sq_a, %sq_a : f64
+    %sq_t = arith.mulf %sq_m, %sq_h : f64
+    %sq_r = arith.addf %sq_acc, %sq_t : f64
+    linalg.yield %sq_r : f64
+  } -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @grad_depthwise(%x: tensor<2x7x7x3xf64> {recast.param}, %k: tensor<3x3x3xf64> {recast.param})
+    -> (tensor<f64>, tensor<2x7x7x3xf64>, tensor<3x3x3xf64>) {
+  %l, %dx, %dk = recast.value_and_grad @loss_depthwise(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<2x7x7x3xf64>, tensor<3x3x3xf64>) -> (tensor<f64>, tensor<2x7x7x3xf64>, tensor<3x3x3xf64>)
+  return %l, %dx, %dk : tensor<f64>, tensor<2x7x7x3xf64>, tensor<3x3x3xf64>
 }
