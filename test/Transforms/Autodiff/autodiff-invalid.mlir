@@ -73,14 +73,14 @@ func.func @negative_scalar_rule(%w: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32
 
 // -----
 
-/// Depthwise convolution ops have no window rule (the zoo writes depthwise
-/// convolutions as slices): the input's map (oh + kh) is reported.
-func.func @conv_loss(%x: tensor<1x4x4x2xf32>, %k: tensor<2x2x2xf32>) -> tensor<f32> {
+/// Min pooling has no rule: its reduction is named.
+func.func @pool_loss(%x: tensor<1x4x4x2xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x3x3x2xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32>
-  // expected-error @below {{cannot differentiate 'linalg.depthwise_conv_2d_nhwc_hwc': operand #0's indexing map}}
-  %y = linalg.depthwise_conv_2d_nhwc_hwc ins(%x, %k : tensor<1x4x4x2xf32>, tensor<2x2x2xf32>) outs(%z : tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  // expected-error @below {{cannot differentiate 'linalg.pooling_nhwc_min': its reduction does not combine with addf, maximumf or maxnumf}}
+  %y = linalg.pooling_nhwc_min {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x4x2xf32>, tensor<2x2xf32>) outs(%z : tensor<1x3x3x2xf32>) -> tensor<1x3x3x2xf32>
   %e0 = tensor.empty() : tensor<f32>
   %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
   %l = linalg.reduce ins(%y : tensor<1x3x3x2xf32>) outs(%z0 : tensor<f32>) dimensions = [0, 1, 2, 3]
@@ -90,11 +90,11 @@ func.func @conv_loss(%x: tensor<1x4x4x2xf32>, %k: tensor<2x2x2xf32>) -> tensor<f
     }
   return %l : tensor<f32>
 }
-func.func @negative_conv_input(%x: tensor<1x4x4x2xf32>, %k: tensor<2x2x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>) {
+
+func.func @pool_step(%x: tensor<1x4x4x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>) {
   // expected-note @below {{requested here}}
-  %l, %dx = recast.value_and_grad @conv_loss(%x, %k) {wrt = array<i64: 0>}
-      : (tensor<1x4x4x2xf32>, tensor<2x2x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>)
-  return %l, %dx : tensor<f32>, tensor<1x4x4x2xf32>
+  %l, %g = recast.value_and_grad @pool_loss(%x) {wrt = array<i64: 0>} : (tensor<1x4x4x2xf32>) -> (tensor<f32>, tensor<1x4x4x2xf32>)
+  return %l, %g : tensor<f32>, tensor<1x4x4x2xf32>
 }
 
 // -----
@@ -109,4 +109,37 @@ func.func @negative_dynamic(%w: tensor<4xf32>, %n: index) -> (tensor<f32>, tenso
   %l, %dw = recast.value_and_grad @dynamic_loss(%w, %n) {wrt = array<i64: 0>}
       : (tensor<4xf32>, index) -> (tensor<f32>, tensor<4xf32>)
   return %l, %dw : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+/// An input read through a map that is not a projected permutation (here a
+/// 1-D convolution written as a generic, x[i + k]) in an op without a
+/// window rule is reported with its map.
+func.func @window_loss(%x: tensor<5xf32>, %w: tensor<3xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  // expected-error @below {{cannot differentiate 'linalg.generic': operand #0's indexing map (d0, d1) -> (d0 + d1) is not a projected permutation}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : tensor<5xf32>, tensor<3xf32>) outs(%z : tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.reduce ins(%y : tensor<3xf32>) outs(%z0 : tensor<f32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    }
+  return %l : tensor<f32>
+}
+
+func.func @window_step(%x: tensor<5xf32>, %w: tensor<3xf32>) -> (tensor<f32>, tensor<5xf32>) {
+  // expected-note @below {{requested here}}
+  %l, %g = recast.value_and_grad @window_loss(%x, %w) {wrt = array<i64: 0>} : (tensor<5xf32>, tensor<3xf32>) -> (tensor<f32>, tensor<5xf32>)
+  return %l, %g : tensor<f32>, tensor<5xf32>
 }
