@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -236,23 +237,6 @@ bool carriesFP8(Operation *op) {
   return isa<arith::ConstantOp, arith::BitcastOp, arith::SelectOp>(op);
 }
 
-/// Regenerates a named linalg op's body for its current operand types.
-void rebuildNamedBody(linalg::LinalgOp op) {
-  Region &region = op->getRegion(0);
-  Block *old = &region.front();
-  old->dropAllDefinedValueUses();
-  old->erase();
-  Block *body = new Block();
-  region.push_back(body);
-  for (Value operand : op->getOperands())
-    body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
-  ImplicitLocOpBuilder b(op.getLoc(), op->getContext());
-  b.setInsertionPointToStart(body);
-  Operation *raw = op;
-  op.getRegionBuilder()(b, *body, op->getAttrs(),
-                        [raw] { return raw->emitError(); });
-}
-
 /// A reduction on tensors (a matmul, a convolution) whose body only widens
 /// an FP8 input reads each element many times: widen the input once, as a
 /// tensor, before the op (the values are the same, extf is exact), so that
@@ -312,7 +296,7 @@ void widenReductionInputs(Operation *root) {
       changed = true;
     }
     if (changed && named)
-      rebuildNamedBody(op);
+      recast::rebuildNamedLinalgBody(op);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -327,19 +328,7 @@ void FP8Rewriter::rebuildBody(linalg::LinalgOp op) {
   if (op.getRegionBuilder()) {
     // Named ops: regenerate the body for the new operand types (it extends
     // the FP8 inputs to the accumulator type).
-    Region &region = op->getRegion(0);
-    Block *old = &region.front();
-    old->dropAllDefinedValueUses();
-    old->erase();
-    Block *body = new Block();
-    region.push_back(body);
-    for (Value operand : op->getOperands())
-      body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
-    ImplicitLocOpBuilder ib(op.getLoc(), op->getContext());
-    ib.setInsertionPointToStart(body);
-    Operation *raw = op;
-    op.getRegionBuilder()(ib, *body, op->getAttrs(),
-                          [raw] { return raw->emitError(); });
+    rebuildNamedLinalgBody(op);
     return;
   }
   Block *body = op.getBlock();

@@ -16,6 +16,7 @@
 #include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/Autodiff.h"
 #include "recast/Transforms/FP8Scaling.h"
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/LossScaling.h"
 #include "recast/Transforms/MixedPrecisionAnalysis.h"
 #include "recast/Transforms/Passes.h"
@@ -122,7 +123,6 @@ private:
   /// Makes `op`'s block arguments take the types of its operands, converting
   /// in the body where the body used the old type.
   void adaptBody(linalg::LinalgOp op);
-  void rebuildNamedBody(linalg::LinalgOp op);
   void restoreRemainingUses();
   void retargetUnreadInits();
 
@@ -285,22 +285,6 @@ void MixedPrecisionRewriter::adaptBody(linalg::LinalgOp op) {
   }
 }
 
-void MixedPrecisionRewriter::rebuildNamedBody(linalg::LinalgOp op) {
-  Region &region = op->getRegion(0);
-  Block *old = &region.front();
-  old->dropAllDefinedValueUses();
-  old->erase();
-  Block *body = new Block();
-  region.push_back(body);
-  for (Value operand : op->getOperands())
-    body->addArgument(getElementTypeOrSelf(operand.getType()), op.getLoc());
-  ImplicitLocOpBuilder b(op.getLoc(), op->getContext());
-  b.setInsertionPointToStart(body);
-  Operation *raw = op;
-  op.getRegionBuilder()(b, *body, op->getAttrs(),
-                        [raw] { return raw->emitError(); });
-}
-
 void MixedPrecisionRewriter::rewriteStructured(linalg::LinalgOp op,
                                                const PrecisionDecision *d) {
   bool isNamed = static_cast<bool>(op.getRegionBuilder());
@@ -384,7 +368,7 @@ void MixedPrecisionRewriter::rewriteStructured(linalg::LinalgOp op,
   if (!changed)
     return;
   if (isNamed)
-    rebuildNamedBody(op);
+    rebuildNamedLinalgBody(op);
   else
     adaptBody(op);
 }

@@ -1,0 +1,22 @@
+//===- LinalgBody.h - Rebuilding structured op bodies -----------*- C++ -*-===//
+//
+// Passes that change the element types of a named linalg op's operands
+// (mixed precision, FP8 scaling and expansion) regenerate its body so that
+// it converts the new types the way the op's definition does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECAST_TRANSFORMS_LINALGBODY_H
+#define RECAST_TRANSFORMS_LINALGBODY_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::recast {
+
+/// Replaces the body of the named op `op` (one with a region builder) by the
+/// one its definition builds for its current operand element types.
+void rebuildNamedLinalgBody(linalg::LinalgOp op);
+
+} // namespace mlir::recast
+
+#endif // RECAST_TRANSFORMS_LINALGBODY_H
