@@ -9,8 +9,13 @@ recast-run's tracking allocator, and the budget.
 Usage (from the repository root, after building recast-run):
   bench/remat/zoo-remat.py --recast-run=build/bin/recast-run \\
       --models=examples/models [--steps=2] [--only=gpt-tiny,...]
-      [--configs=0.9,full,...] [--out=zoo-remat.json]
+      [--configs=0.9,full,...] [--memory-plan] [--out=zoo-remat.json]
   bench/remat/zoo-remat.py --render zoo-remat.json [more.json ...]
+
+With --memory-plan every run places the step's buffers in one arena
+(recast-run --memory-plan); the table adds the arena each step allocated,
+the liveness peak and the fragmentation, and "bitwise" compares with the run
+without remat and without the plan.
 """
 
 import argparse
@@ -27,13 +32,18 @@ MODELS = ["mlp-small", "gpt-tiny", "resnet18-small", "vgg16-small",
 CONFIGS = ["none", "0.9", "0.8", "0.7", "0.6", "0.5", "full", "selective"]
 
 
-def run(options, model, config, workdir):
-    save = os.path.join(workdir, f"{model}-{config}")
+def run(options, model, config, workdir, memory_plan=None):
+    if memory_plan is None:
+        memory_plan = options.memory_plan
+    save = os.path.join(workdir, f"{model}-{config}" +
+                        ("-plan" if memory_plan else ""))
     cmd = [options.recast_run, os.path.join(options.models, model + ".mlir"),
            "--entry=train_step", f"--steps={options.steps}", "--seed=1",
            "--report=json", f"--save={save}"]
     if config != "none":
         cmd.append(f"--remat={config}")
+    if memory_plan:
+        cmd.append("--memory-plan")
     start = time.time()
     result = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.time() - start
@@ -64,6 +74,8 @@ def main():
     parser.add_argument("--only", default="", help="comma-separated models")
     parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--out", default="")
+    parser.add_argument("--memory-plan", action="store_true",
+                        help="run every step with recast-run --memory-plan")
     parser.add_argument("--render", nargs="*", default=None,
                         help="only print the table of these JSON outputs "
                              "(later files replace rows of earlier ones)")
@@ -88,6 +100,9 @@ def main():
             if "error" in base:
                 print(f"{model}: {base['error']}", file=sys.stderr)
                 continue
+            # The reference of "bitwise": no remat, no plan.
+            reference = run(options, model, "none", workdir,
+                            memory_plan=False) if options.memory_plan else base
             for config in configs:
                 report = base if config == "none" else \
                     run(options, model, config, workdir)
@@ -105,8 +120,14 @@ def main():
                 else:
                     row["static_peak"] = report["static_peak_bytes"]
                     row["measured_peak"] = report["measured_peak_bytes"]
-                    row["bitwise"] = config == "none" or bitwise_equal(
-                        base["save"], report["save"])
+                    row["bitwise"] = report is reference or bitwise_equal(
+                        reference["save"], report["save"])
+                    if "memory_plan" in report:
+                        plan = report["memory_plan"]
+                        row["arena"] = plan["arena_bytes"]
+                        row["liveness_peak"] = plan["liveness_peak_bytes"]
+                        row["fragmentation"] = plan["fragmentation"]
+                        row["returned_bytes"] = plan["returned_bytes"]
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
 
@@ -130,21 +151,31 @@ def describe_error(row):
 
 
 def render(rows):
+    planned = any("arena" in row for row in rows)
+    extra = " arena | liveness peak | fragmentation |" if planned else ""
     print("| model | remat | budget | static peak | measured peak | "
-          "measured / budget | measured / no-remat measured | bitwise |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+          "measured / budget | measured / no-remat measured | bitwise |" +
+          extra)
+    print("|---|---|---:|---:|---:|---:|---:|---|" +
+          ("---:|---:|---:|" if planned else ""))
     for row in rows:
         budget = f"{row['budget']:,}" if row["budget"] else "-"
         if "error" in row:
             print(f"| {row['model']} | {row['config']} | {budget} | "
-                  f"{describe_error(row)} | | | | |")
+                  f"{describe_error(row)} | | | | |" +
+                  (" | | |" if planned else ""))
             continue
+        plan = ""
+        if planned:
+            plan = (f" {row['arena']:,} | {row['liveness_peak']:,} | "
+                    f"{100 * row['fragmentation']:.1f}% |"
+                    if "arena" in row else " - | - | - |")
         ratio = (f"{row['measured_peak'] / row['budget']:.3f}"
                  if row["budget"] else "-")
         print(f"| {row['model']} | {row['config']} | {budget} | "
               f"{row['static_peak']:,} | {row['measured_peak']:,} | {ratio} | "
               f"{row['measured_peak'] / row['baseline_measured_peak']:.3f} | "
-              f"{'yes' if row['bitwise'] else 'NO'} |")
+              f"{'yes' if row['bitwise'] else 'NO'} |" + plan)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "arena (recast-memory-plan); off by default until the "
                      "returned buffers are planned too (docs/MemoryPlan.md)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> memoryPlanReport{
+      *this, "memory-plan-report",
+      llvm::cl::desc("Where recast-memory-plan writes its JSON report (a "
+                     "path, or - for stdout) with memory-plan on"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> blasCalls{
       *this, "blas-calls",
       llvm::cl::desc("Send matmuls and batch matmuls to the runtime's "
