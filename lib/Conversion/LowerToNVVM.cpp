@@ -159,6 +159,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   // The front half is the CPU pipeline's: backward, aggregates, buffers with
   // identity layouts across functions, deallocation after the last use.
   pm.addPass(createRecastAutodiffPass());
+  pm.addPass(createRecastLowerFP8OpsPass());
   pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -1,18 +1,20 @@
 //===- FP8Scaling.cpp - FP8 contractions with per-tensor scaling ----------===//
 //
 // compute-type=fp8 of --recast-mixed-precision (FP8Scaling.h has the
-// recipe). Everything is emitted as upstream ops on tensors: the amax is a
-// linalg.generic max-reduction of |x|, the quantization a linalg.generic of
-// mulf, a clamp to the format's finite range (so that the IR saturates
-// whatever lowers it) and arith.truncf, the scale update scalar arith on
-// rank-0 tensors, the history a rank-1 tensor shifted by one slot per step.
-// On the CPU, --recast-expand-fp8 lowers the FP8 conversions bit-exactly.
+// recipe). The recipe is emitted as recast ops on tensors (RecastOps.td):
+// recast.amax per quantized tensor, recast.quantize for its FP8 copy,
+// recast.dequantize of each FP32 accumulator and recast.fp8_scale_update
+// for the scales (the current recipe's, from this step's amax, and the
+// delayed recipe's next-step scale and amax history, returned as state).
+// --recast-lower-fp8-ops lowers them to linalg, tensor and arith; on the
+// CPU, --recast-expand-fp8 then lowers the FP8 conversions bit-exactly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "recast/Transforms/FP8Scaling.h"
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/ReportFile.h"
@@ -67,11 +69,6 @@ std::string typeName(Type type) {
   llvm::raw_string_ostream os(text);
   os << type;
   return text;
-}
-
-/// The largest finite value of an FP8 type.
-double getMaxFinite(FloatType type) {
-  return APFloat::getLargest(type.getFloatSemantics()).convertToDouble();
 }
 
 /// Looks through scalar casts of a structured op's body.
@@ -133,8 +130,8 @@ int64_t getActivationBytes(func::FuncOp func) {
 /// One quantization of a tensor in an FP8 format.
 struct Site {
   Value quantized;
-  /// f32 scalars: the scale the tensor was multiplied by and its inverse.
-  Value scale, inverse;
+  /// Rank-0 f32 tensor: the scale the tensor was multiplied by.
+  Value scale;
   /// Rank-0 amax of the tensor this step.
   Value amax;
   /// Delayed recipe: the state arguments.
@@ -157,14 +154,6 @@ private:
   Value cst(Location loc, double value) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
   }
-  Value extract(Location loc, Value tensor0d) {
-    return tensor::ExtractOp::create(b, loc, tensor0d, ValueRange{});
-  }
-  /// `(fmax / amax) * 2^-margin` where that is a positive finite f32, else
-  /// `fallback`.
-  Value computeScale(Location loc, Value amax, double fmax, Value fallback);
-  Value emitAmax(Location loc, Value x);
-  Value emitQuantize(Location loc, Value x, Value scale, FloatType format);
   Site &getSite(Value value, FloatType format, Operation *user);
   LogicalResult rewriteContraction(linalg::LinalgOp op, FP8Contraction &entry);
   void rebuildBody(linalg::LinalgOp op);
@@ -201,74 +190,6 @@ std::string FP8Rewriter::describe(Value value) const {
          def->getName().getStringRef().str() + ")";
 }
 
-Value FP8Rewriter::computeScale(Location loc, Value amax, double fmax,
-                                Value fallback) {
-  Value ratio = arith::DivFOp::create(b, loc, cst(loc, fmax), amax);
-  Value headroom = cst(loc, std::ldexp(1.0, -static_cast<int>(config.margin)));
-  Value scale = arith::MulFOp::create(b, loc, ratio, headroom);
-  // Ordered comparisons: false for NaN (an amax that is NaN), and the
-  // bounds exclude an amax of zero (scale +inf) or +inf (scale 0).
-  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                         scale, cst(loc, 0.0));
-  Value finite =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, scale,
-                            cst(loc, std::numeric_limits<double>::infinity()));
-  Value valid = arith::AndIOp::create(b, loc, positive, finite);
-  return arith::SelectOp::create(b, loc, valid, scale, fallback);
-}
-
-Value FP8Rewriter::emitAmax(Location loc, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  Value init =
-      linalg::FillOp::create(
-          b, loc, ValueRange{cst(loc, 0.0)},
-          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32)})
-          .getResult(0);
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  AffineMap scalar = AffineMap::get(type.getRank(), 0, {}, b.getContext());
-  SmallVector<utils::IteratorType> reduction(type.getRank(),
-                                             utils::IteratorType::reduction);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{scalarType}, ValueRange{x}, ValueRange{init},
-             ArrayRef<AffineMap>{id, scalar}, reduction,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               // maximumf propagates NaN: a NaN amax keeps the old scale.
-               Value magnitude = math::AbsFOp::create(nb, l, args[0]);
-               linalg::YieldOp::create(
-                   nb, l,
-                   Value(arith::MaximumFOp::create(nb, l, args[1], magnitude)));
-             })
-      .getResult(0);
-}
-
-Value FP8Rewriter::emitQuantize(Location loc, Value x, Value scale,
-                                FloatType format) {
-  auto type = cast<RankedTensorType>(x.getType());
-  double fmax = getMaxFinite(format);
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), format);
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> parallel(type.getRank(),
-                                            utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type.clone(format)}, ValueRange{x},
-             ValueRange{empty}, ArrayRef<AffineMap>{id, id}, parallel,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               auto c = [&](double v) -> Value {
-                 return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v));
-               };
-               Value scaled = arith::MulFOp::create(nb, l, args[0], scale);
-               // Saturate: beyond the largest finite value (infinities
-               // included) is that value; NaN stays NaN.
-               Value clamped = arith::MinimumFOp::create(
-                   nb, l, arith::MaximumFOp::create(nb, l, scaled, c(-fmax)),
-                   c(fmax));
-               linalg::YieldOp::create(
-                   nb, l,
-                   Value(arith::TruncFOp::create(nb, l, format, clamped)));
-             })
-      .getResult(0);
-}
-
 Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
   auto key = std::make_pair(value.getAsOpaquePointer(),
                             static_cast<Type>(format).getAsOpaquePointer());
@@ -279,7 +200,6 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
   site.format = format;
   Location loc = user->getLoc();
   MLIRContext *ctx = func.getContext();
-  double fmax = getMaxFinite(format);
 
   FP8Site entry;
   entry.source = describe(value);
@@ -310,14 +230,22 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
   }
 
   b.setInsertionPoint(user);
-  site.amax = emitAmax(loc, value);
-  if (config.recipe == FP8Config::Recipe::Delayed)
-    site.scale = extract(loc, site.scaleState);
-  else
+  site.amax = AmaxOp::create(b, loc, scalarType, value);
+  if (config.recipe == FP8Config::Recipe::Delayed) {
+    site.scale = site.scaleState;
+  } else {
+    // This step's amax; a scale of 1 when it gives no positive finite one.
+    Value one = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(scalarType, b.getF32FloatAttr(1.0)));
     site.scale =
-        computeScale(loc, extract(loc, site.amax), fmax, cst(loc, 1.0));
-  site.inverse = arith::DivFOp::create(b, loc, cst(loc, 1.0), site.scale);
-  site.quantized = emitQuantize(loc, value, site.scale, format);
+        FP8ScaleUpdateOp::create(b, loc, TypeRange{scalarType}, site.amax, one,
+                                 /*history=*/Value(), TypeAttr::get(format),
+                                 b.getI64IntegerAttr(config.margin))
+            .getNewScale();
+  }
+  site.quantized = QuantizeOp::create(
+      b, loc, cast<RankedTensorType>(value.getType()).clone(format), value,
+      site.scale);
   site.reportIndex = report.sites.size();
   report.sites.push_back(std::move(entry));
   siteOrder.push_back(&site);
@@ -421,34 +349,23 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
 
   b.setInsertionPointAfter(op);
   Value acc = op->getResult(0);
-  AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
-  SmallVector<utils::IteratorType> parallel(resultType.getRank(),
-                                            utils::IteratorType::parallel);
-  Value invA = used[0]->inverse, invB = used[1]->inverse;
-  Operation *dequant;
-  if (zeroInit) {
-    // In place on the accumulator.
+  // In place on the accumulator once lowered.
+  auto dequantize = DequantizeOp::create(
+      b, loc, resultType, acc, ValueRange{used[0]->scale, used[1]->scale});
+  Operation *dequant = dequantize;
+  if (!zeroInit) {
+    AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
+    SmallVector<utils::IteratorType> parallel(resultType.getRank(),
+                                              utils::IteratorType::parallel);
     dequant = linalg::GenericOp::create(
-        b, loc, TypeRange{resultType}, ValueRange{}, ValueRange{acc},
-        ArrayRef<AffineMap>{id}, parallel,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value x = arith::MulFOp::create(nb, l, args[0], invA);
-          linalg::YieldOp::create(nb, l,
-                                  Value(arith::MulFOp::create(nb, l, x, invB)));
-        });
-  } else {
-    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(), f32);
-    dequant = linalg::GenericOp::create(
-        b, loc, TypeRange{resultType}, ValueRange{acc, oldInit},
-        ValueRange{empty}, ArrayRef<AffineMap>{id, id, id}, parallel,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value x = arith::MulFOp::create(nb, l, args[0], invA);
-          x = arith::MulFOp::create(nb, l, x, invB);
+        b, loc, TypeRange{resultType}, ValueRange{oldInit},
+        ValueRange{dequantize.getResult()}, ArrayRef<AffineMap>{id, id},
+        parallel, [&](OpBuilder &nb, Location l, ValueRange args) {
           linalg::YieldOp::create(
-              nb, l, Value(arith::AddFOp::create(nb, l, args[1], x)));
+              nb, l, Value(arith::AddFOp::create(nb, l, args[0], args[1])));
         });
   }
-  acc.replaceAllUsesExcept(dequant->getResult(0), dequant);
+  acc.replaceAllUsesExcept(dequant->getResult(0), dequantize);
   // The dequantized value stands for the op's result from now on.
   if (forward.contains(acc))
     forward.insert(dequant->getResult(0));
@@ -465,46 +382,15 @@ void FP8Rewriter::emitStateUpdates() {
   int64_t n = config.amaxHistory;
   auto historyType = RankedTensorType::get({n}, f32);
   for (Site *site : siteOrder) {
-    // history' = [amax, history[0 .. n-2]]: the newest first.
-    Value amax = extract(loc, site->amax);
-    Value shifted = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n}, f32);
-    if (n > 1) {
-      Value kept = tensor::ExtractSliceOp::create(
-          b, loc, site->history, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(n - 1)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      shifted = tensor::InsertSliceOp::create(
-          b, loc, kept, shifted, ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(n - 1)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-    }
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value history =
-        tensor::InsertOp::create(b, loc, amax, shifted, ValueRange{zero});
-    // The scale of the next step, from the maximum over the history; the
-    // previous scale when that maximum is zero or not finite.
-    Value init = linalg::FillOp::create(b, loc, ValueRange{cst(loc, 0.0)},
-                                        ValueRange{tensor::EmptyOp::create(
-                                            b, loc, ArrayRef<int64_t>{}, f32)})
-                     .getResult(0);
-    AffineMap id = b.getMultiDimIdentityMap(1);
-    AffineMap scalar = AffineMap::get(1, 0, {}, b.getContext());
-    Value maxTensor =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{scalarType}, ValueRange{history},
-            ValueRange{init}, ArrayRef<AffineMap>{id, scalar},
-            ArrayRef<utils::IteratorType>{utils::IteratorType::reduction},
-            [&](OpBuilder &nb, Location l, ValueRange args) {
-              linalg::YieldOp::create(
-                  nb, l,
-                  Value(arith::MaximumFOp::create(nb, l, args[1], args[0])));
-            })
-            .getResult(0);
-    Value scale = computeScale(loc, extract(loc, maxTensor),
-                               getMaxFinite(site->format), site->scale);
-    newState.push_back(history);
-    newState.push_back(
-        tensor::FromElementsOp::create(b, loc, scalarType, ValueRange{scale}));
+    // The amax is pushed into the history; the scale of the next step comes
+    // from the history's maximum, the previous one when that is zero or not
+    // finite.
+    auto update = FP8ScaleUpdateOp::create(
+        b, loc, TypeRange{scalarType, historyType}, site->amax,
+        site->scaleState, site->history, TypeAttr::get(site->format),
+        b.getI64IntegerAttr(config.margin));
+    newState.push_back(update.getNewHistory());
+    newState.push_back(update.getNewScale());
     newTypes.push_back(historyType);
     newTypes.push_back(scalarType);
   }
@@ -544,15 +430,33 @@ LogicalResult FP8Rewriter::run() {
     return precision.classifyPrecision().kind;
   };
 
+  // The contractions, as the policy classifies them: one it takes out of
+  // the class stays FP32 (with the policy's rule as the reason), one it adds
+  // is a candidate like the built-in ones.
   SmallVector<Operation *> contractions;
+  DenseMap<Operation *, PrecisionClassification> policyChoices;
   for (Operation &op : body.without_terminator()) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
     if (!linalgOp || !linalgOp.hasPureTensorSemantics() || !linalgOp.getBlock())
       continue;
-    if (classOf(&op) != PrecisionClass::Contraction)
+    auto precision = dyn_cast<PrecisionClassOpInterface>(&op);
+    if (!precision)
       continue;
+    PrecisionClassification builtin = precision.classifyPrecision();
+    PrecisionClassification chosen =
+        config.policy ? config.policy->apply(&op, builtin) : builtin;
+    if (builtin.kind != PrecisionClass::Contraction &&
+        chosen.kind != PrecisionClass::Contraction)
+      continue;
+    if (!chosen.rule.empty() && chosen.rule != builtin.rule)
+      policyChoices[&op] = chosen;
     contractions.push_back(&op);
   }
+  auto isPolicyContraction = [&](Operation *op) {
+    auto it = policyChoices.find(op);
+    return it == policyChoices.end() ||
+           it->second.kind == PrecisionClass::Contraction;
+  };
 
   // Parameters and their views (transposes, reshapes, slices): a
   // contraction reading one is a layer's (a linear layer's, a
@@ -663,6 +567,11 @@ LogicalResult FP8Rewriter::run() {
       report.contractions.push_back(std::move(entry));
       continue;
     }
+    if (!isPolicyContraction(op)) {
+      entry.keptReason = policyChoices.lookup(op).rule;
+      report.contractions.push_back(std::move(entry));
+      continue;
+    }
     if (endLayers.contains(op)) {
       entry.keptReason = "fp8-keep-first-last: the first or last layer, or "
                          "one of their gradients";
@@ -677,6 +586,8 @@ LogicalResult FP8Rewriter::run() {
       report.contractions.push_back(std::move(entry));
       continue;
     }
+    if (auto it = policyChoices.find(op); it != policyChoices.end())
+      entry.policyRule = it->second.rule;
     if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
       return failure();
     report.contractions.push_back(std::move(entry));
@@ -759,6 +670,8 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
   return writeJSONReport(reportPath, module, [&](llvm::json::OStream &json) {
     json.object([&] {
       json.attribute("compute_type", "fp8");
+      json.attribute("policy", config.policy ? config.policy->getSource().str()
+                                             : std::string("default"));
       json.attribute("fp8_recipe", config.recipe == FP8Config::Recipe::Delayed
                                        ? "delayed"
                                        : "current");
@@ -794,6 +707,8 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                     return;
                   }
                   json.attribute("accumulator", "f32");
+                  if (!c.policyRule.empty())
+                    json.attribute("rule", c.policyRule);
                   json.attributeArray("inputs", [&] {
                     for (int64_t site : c.sites)
                       json.value(fn.sites[site].format);

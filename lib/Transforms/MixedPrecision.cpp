@@ -665,6 +665,7 @@ void RecastMixedPrecisionPass::runOnOperation() {
       return signalPassFailure();
 
   if (fp8) {
+    fp8Config.policy = &policyRules;
     if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
       signalPassFailure();
     return;

@@ -22,6 +22,8 @@
 #ifndef RECAST_TRANSFORMS_FP8SCALING_H
 #define RECAST_TRANSFORMS_FP8SCALING_H
 
+#include "recast/Transforms/PrecisionPolicy.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
@@ -50,6 +52,12 @@ struct FP8Config {
   /// inputs, in FP32, as FP8 recipes commonly do for embeddings and output
   /// heads.
   bool keepFirstLast = false;
+  /// The precision policy (policy= of the pass), or null for the built-in
+  /// classes. Its contraction class decides which ops are candidates for
+  /// FP8: an op it takes out of contraction stays FP32, an op it adds is
+  /// quantized like the built-in contractions (if its body is
+  /// `acc + a * b`). Every other op is FP32 in this mode whatever its class.
+  const PrecisionPolicy *policy = nullptr;
 };
 
 /// Parses `layers` or `all` into `config.contractions`.
@@ -79,6 +87,8 @@ struct FP8Contraction {
   SmallVector<int64_t, 2> sites;
   /// Why the op stays FP32, or empty.
   std::string keptReason;
+  /// The policy entry that made the op a contraction, or empty.
+  std::string policyRule;
 };
 
 /// What applyFP8Scaling did to one function.

@@ -11,9 +11,8 @@
 // CHECK-SAME: (%[[W:[^:]*]]: tensor<4x4xf32> {recast.param}, %[[B:[^:]*]]: tensor<4x4xf32> {recast.param}, %[[X:[^:]*]]: tensor<4x4xf32>)
 // CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x4xf32>)
 // CHECK: %[[ACC:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xf8E4M3FN>, tensor<4x4xf8E4M3FN>) outs(%[[ZERO]] : tensor<4x4xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[ACC]], %[[B]] : tensor<4x4xf32>, tensor<4x4xf32>)
-// CHECK: arith.mulf
-// CHECK: arith.mulf
+// CHECK: %[[DQ:.*]] = recast.dequantize %[[ACC]], %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<f32>, tensor<f32> -> tensor<4x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[B]] : tensor<4x4xf32>) outs(%[[DQ]] : tensor<4x4xf32>)
 // CHECK: arith.addf
 func.func @accumulate(%w: tensor<4x4xf32> {recast.param}, %b: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>)
     -> (tensor<f32>, tensor<4x4xf32>, tensor<4x4xf32>) {

@@ -1,5 +1,6 @@
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
 
@@ -9,81 +10,89 @@
 /// and shared by every contraction that reads it; accumulators are FP32 and
 /// dequantized in place by 1 / (scale_a * scale_b). Other ops keep FP32.
 
+/// The recipe is emitted as recast ops (recast.amax, recast.fp8_scale_update,
+/// recast.quantize, recast.dequantize), which --recast-lower-fp8-ops turns
+/// into linalg/tensor/arith (test/Transforms/LowerFP8Ops).
+
 /// Current scaling: scale = 448 / amax(x) (57344 for E5M2), 1 when that is
-/// not a positive finite number.
+/// not a positive finite number: fp8_scale_update without a history, with 1
+/// as the scale to fall back to.
 // CUR-LABEL: func.func @train_step
 // CUR-SAME: (%[[W1:[^:]*]]: tensor<8x16xf32> {recast.param}, %[[W2:[^:]*]]: tensor<16x4xf32> {recast.param}, %[[X:[^:]*]]: tensor<2x8xf32>) -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>)
-// CUR: %[[AMAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<f32>)
-// CUR: math.absf
-// CUR: arith.maximumf
-// CUR: %[[A:.*]] = tensor.extract %[[AMAX]][] : tensor<f32>
-// CUR: %[[RATIO:.*]] = arith.divf %{{.*}}, %[[A]] : f32
-// CUR: %[[CAND:.*]] = arith.mulf %[[RATIO]], %{{.*}} : f32
-// CUR: arith.cmpf ogt, %[[CAND]]
-// CUR: arith.cmpf olt, %[[CAND]]
-// CUR: %[[SX:.*]] = arith.select %{{.*}}, %[[CAND]], %{{.*}} : f32
-// CUR: %[[IX:.*]] = arith.divf %{{.*}}, %[[SX]] : f32
-/// Quantization: multiply, saturate to [-448, 448] (NaN stays NaN), round.
-// CUR: %[[QX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8xf8E4M3FN>)
-// CUR: arith.mulf %{{.*}}, %[[SX]] : f32
-// CUR: arith.maximumf %{{.*}}, %{{.*}} : f32
-// CUR: arith.minimumf %{{.*}}, %{{.*}} : f32
-// CUR: arith.truncf %{{.*}} : f32 to f8E4M3FN
-// CUR: %[[QW1:.*]] = linalg.generic {{.*}} ins(%[[W1]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf8E4M3FN>)
+// CUR: %[[AX:.*]] = recast.amax %[[X]] : tensor<2x8xf32> -> tensor<f32>
+// CUR: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CUR: %[[SX:.*]] = recast.fp8_scale_update %[[AX]], %[[ONE]] {format = f8E4M3FN} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CUR: %[[QX:.*]] = recast.quantize %[[X]], %[[SX]] : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf8E4M3FN>
+// CUR: %[[AW1:.*]] = recast.amax %[[W1]] : tensor<8x16xf32> -> tensor<f32>
+// CUR: %[[SW1:.*]] = recast.fp8_scale_update %[[AW1]], %{{.*}} {format = f8E4M3FN}
+// CUR: %[[QW1:.*]] = recast.quantize %[[W1]], %[[SW1]] : tensor<8x16xf32>, tensor<f32> -> tensor<8x16xf8E4M3FN>
 // CUR: %[[MM:.*]] = linalg.matmul ins(%[[QX]], %[[QW1]] : tensor<2x8xf8E4M3FN>, tensor<8x16xf8E4M3FN>) outs(%{{.*}} : tensor<2x16xf32>) -> tensor<2x16xf32>
-/// Dequantization in place on the FP32 accumulator.
-// CUR: linalg.generic {{.*}} outs(%[[MM]] : tensor<2x16xf32>)
-// CUR: arith.mulf %{{.*}}, %[[IX]] : f32
-// CUR: %[[QH:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x16xf8E4M3FN>)
-// CUR: %[[QW2:.*]] = linalg.generic {{.*}} ins(%[[W2]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf8E4M3FN>)
+/// The FP32 accumulator is dequantized by both scales.
+// CUR: recast.dequantize %[[MM]], %[[SX]], %[[SW1]] : tensor<2x16xf32>, tensor<f32>, tensor<f32> -> tensor<2x16xf32>
+// CUR: %[[QH:.*]] = recast.quantize %{{.*}}, %[[SH:[^ ]*]] : tensor<2x16xf32>, tensor<f32> -> tensor<2x16xf8E4M3FN>
+// CUR: %[[QW2:.*]] = recast.quantize %[[W2]], %[[SW2:[^ ]*]] : tensor<16x4xf32>, tensor<f32> -> tensor<16x4xf8E4M3FN>
 // CUR: linalg.matmul ins(%[[QH]], %[[QW2]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>)
-/// The backward: the output gradient in E5M2 (largest finite 57344), read by
-/// the input gradient (with the E4M3 copy of w2 the forward made) and the
-/// weight gradient (with the forward's E4M3 copy of h).
-// CUR: arith.constant 5.734400e+04 : f32
-// CUR: %[[QDY:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xf8E5M2>)
-// CUR: arith.truncf %{{.*}} : f32 to f8E5M2
+/// The backward: the output gradient in E5M2, read by the input gradient
+/// (with the E4M3 copy of w2 the forward made) and the weight gradient (with
+/// the forward's E4M3 copy of h).
+// CUR: %[[SDY:.*]] = recast.fp8_scale_update %{{.*}}, %{{.*}} {format = f8E5M2}
+// CUR: %[[QDY:.*]] = recast.quantize %{{.*}}, %[[SDY]] : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf8E5M2>
 /// Inputs the gradient's body does not read (h here, w2 below) are pointed
 /// at the FP8 copies too, so that the FP32 values are not kept alive for them.
-// CUR: linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<2x16xf32>)
+// CUR: %[[DH:.*]] = linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<2x16xf32>)
 // CUR: arith.extf %{{.*}} : f8E5M2 to f32
 // CUR: arith.extf %{{.*}} : f8E4M3FN to f32
-// CUR: linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<16x4xf32>)
-// CUR: outs(%{{.*}} : tensor<2x16xf8E5M2>)
+// CUR: recast.dequantize %[[DH]], %[[SDY]], %[[SW2]]
+// CUR: %[[DW2:.*]] = linalg.generic {{.*}} ins(%[[QH]], %[[QW2]], %[[QDY]] : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>, tensor<2x4xf8E5M2>) outs(%{{.*}} : tensor<16x4xf32>)
+// CUR: recast.dequantize %[[DW2]], %[[SDY]], %[[SH]]
+// CUR: recast.quantize {{.*}} -> tensor<2x16xf8E5M2>
 // CUR: linalg.generic {{.*}} ins(%[[QX]], %[[QW1]], %{{.*}} : tensor<2x8xf8E4M3FN>, tensor<8x16xf8E4M3FN>, tensor<2x16xf8E5M2>) outs(%{{.*}} : tensor<8x16xf32>)
 /// Each tensor is quantized once.
-// CUR-NOT: ins(%[[W1]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf8E4M3FN>)
-// CUR-NOT: ins(%[[W2]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf8E4M3FN>)
+// CUR-NOT: recast.quantize %[[W1]]
+// CUR-NOT: recast.quantize %[[W2]]
 /// The update and the results stay FP32; no state is added.
 // CUR: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>
 
 /// Delayed scaling: each quantized tensor gets an amax history and a scale,
 /// carried as state (6 tensors: x, w1, h, w2 and two gradients). The
-/// quantization uses the scale of the previous step; before the return the
-/// history takes this step's amax first and the next scale is
-/// (448 / max(history)) / 2^margin, the previous scale when that is not a
-/// positive finite number.
+/// quantization uses the scale of the previous step; before the return
+/// fp8_scale_update pushes this step's amax into the history and computes
+/// the next scale, (448 / max(history)) / 2^margin, the previous scale when
+/// that is not a positive finite number.
 // DEL-LABEL: func.func @train_step
 // DEL-SAME: %[[X:[^:]*]]: tensor<2x8xf32>, %[[H0:[^:]*]]: tensor<4xf32> {recast.init = "zeros", recast.state}, %[[S0:[^:]*]]: tensor<f32> {recast.init = "fill:1", recast.state}
 // DEL-SAME: -> (tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>)
-// DEL: %[[AMAX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<f32>)
-// DEL: %[[S:.*]] = tensor.extract %[[S0]][] : tensor<f32>
-// DEL: linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8xf8E4M3FN>)
-// DEL: arith.mulf %{{.*}}, %[[S]] : f32
-// DEL: %[[A:.*]] = tensor.extract %[[AMAX]][] : tensor<f32>
-// DEL: %[[OLD:.*]] = tensor.extract_slice %[[H0]][0] [3] [1] : tensor<4xf32> to tensor<3xf32>
-// DEL: %[[SHIFTED:.*]] = tensor.insert_slice %[[OLD]] into %{{.*}}[1] [3] [1] : tensor<3xf32> into tensor<4xf32>
-// DEL: %[[HIST:.*]] = tensor.insert %[[A]] into %[[SHIFTED]][%{{.*}}] : tensor<4xf32>
-// DEL: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[HIST]] : tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
-// DEL: arith.maximumf
-// DEL: %[[M:.*]] = tensor.extract %[[MAX]][] : tensor<f32>
-// DEL: %[[R:.*]] = arith.divf %{{.*}}, %[[M]] : f32
-/// margin=2: 2^-2.
-// DEL: %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
-// DEL: %[[C:.*]] = arith.mulf %[[R]], %[[QUARTER]] : f32
-// DEL: %[[NEXT:.*]] = arith.select %{{.*}}, %[[C]], %[[S]] : f32
-// DEL: %[[NS:.*]] = tensor.from_elements %[[NEXT]] : tensor<f32>
+// DEL: %[[AMAX:.*]] = recast.amax %[[X]] : tensor<2x8xf32> -> tensor<f32>
+// DEL: recast.quantize %[[X]], %[[S0]] : tensor<2x8xf32>, tensor<f32> -> tensor<2x8xf8E4M3FN>
+// DEL-NOT: recast.fp8_scale_update
+// DEL: %[[NS:.*]], %[[HIST:.*]] = recast.fp8_scale_update %[[AMAX]], %[[S0]] history(%[[H0]]) {format = f8E4M3FN, margin = 2 : i64} : (tensor<f32>, tensor<f32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+// DEL-COUNT-3: recast.fp8_scale_update {{.*}} {format = f8E4M3FN, margin = 2 : i64}
+// DEL-COUNT-2: recast.fp8_scale_update {{.*}} {format = f8E5M2, margin = 2 : i64}
 // DEL: return %{{.*}}, %{{.*}}, %{{.*}}, %[[HIST]], %[[NS]],
+
+/// Lowered (and CSE'd), the delayed update shifts the amax into the history and takes
+/// its maximum.
+// LOWERED-LABEL: func.func @train_step
+// LOWERED-SAME: %[[X:[^:]*]]: tensor<2x8xf32>, %[[H0:[^:]*]]: tensor<4xf32> {recast.init = "zeros", recast.state}, %[[S0:[^:]*]]: tensor<f32> {recast.init = "fill:1", recast.state}
+// LOWERED: %[[AMAX:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<f32>)
+// LOWERED: %[[S:.*]] = tensor.extract %[[S0]][] : tensor<f32>
+// LOWERED: linalg.generic {{.*}} ins(%[[X]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8xf8E4M3FN>)
+// LOWERED: arith.mulf %{{.*}}, %[[S]] : f32
+// LOWERED: %[[A:.*]] = tensor.extract %[[AMAX]][] : tensor<f32>
+// LOWERED: %[[OLD:.*]] = tensor.extract_slice %[[H0]][0] [3] [1] : tensor<4xf32> to tensor<3xf32>
+// LOWERED: %[[SHIFTED:.*]] = tensor.insert_slice %[[OLD]] into %{{.*}}[1] [3] [1] : tensor<3xf32> into tensor<4xf32>
+// LOWERED: %[[HIST:.*]] = tensor.insert %[[A]] into %[[SHIFTED]][%{{.*}}] : tensor<4xf32>
+// LOWERED: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[HIST]] : tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+// LOWERED: arith.maximumf
+// LOWERED: %[[M:.*]] = tensor.extract %[[MAX]][] : tensor<f32>
+// LOWERED: %[[R:.*]] = arith.divf %{{.*}}, %[[M]] : f32
+/// margin=2: 2^-2.
+// LOWERED: %[[QUARTER:.*]] = arith.constant 2.500000e-01 : f32
+// LOWERED: %[[C:.*]] = arith.mulf %[[R]], %[[QUARTER]] : f32
+// LOWERED: %[[NEXT:.*]] = arith.select %{{.*}}, %[[C]], %[[S]] : f32
+// LOWERED: %[[NS:.*]] = tensor.from_elements %[[NEXT]] : tensor<f32>
+// LOWERED-NOT: recast.
+// LOWERED: return %{{.*}}, %{{.*}}, %{{.*}}, %[[HIST]], %[[NS]],
 
 /// The report lists each contraction, forward or backward, the formats of
 /// its inputs and the quantizations (shared ones appear twice). The loss

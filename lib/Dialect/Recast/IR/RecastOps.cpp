@@ -134,3 +134,97 @@ LogicalResult CheckpointOp::canonicalize(CheckpointOp op,
   op.inlineAndTag(rewriter);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// FP8 per-tensor scaling
+//===----------------------------------------------------------------------===//
+
+/// True for the FP8 formats of the recipe: E4M3FN and E5M2.
+static bool isRecipeFP8(Type type) {
+  return isa<Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+/// Checks that `type` holds floats of at most 32 bits that are not FP8
+/// (what the ops compute on after extending to f32).
+static LogicalResult verifyWideFloatInput(Operation *op, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  auto element = dyn_cast<FloatType>(tensor.getElementType());
+  if (!element || element.getWidth() > 32 || isRecipeFP8(element))
+    return op->emitOpError()
+           << "input must be a tensor of f32, f16 or bf16 (floats extended "
+              "exactly to f32), got "
+           << type;
+  return success();
+}
+
+LogicalResult AmaxOp::verify() {
+  auto type = getInput().getType();
+  auto element = dyn_cast<FloatType>(type.getElementType());
+  if (!element || element.getWidth() > 32)
+    return emitOpError()
+           << "input must be a tensor of floats of at most 32 bits (FP8, "
+              "f16, bf16 or f32), got "
+           << type;
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  if (failed(verifyWideFloatInput(*this, getInput().getType())))
+    return failure();
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (!isRecipeFP8(result.getElementType()))
+    return emitOpError() << "result must be a tensor of f8E4M3FN or f8E5M2, "
+                            "got "
+                         << result;
+  if (input.getShape() != result.getShape())
+    return emitOpError() << "result shape " << result
+                         << " differs from the input's " << input;
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto input = getInput().getType();
+  auto element = dyn_cast<FloatType>(input.getElementType());
+  if (!element || element.getWidth() > 32)
+    return emitOpError()
+           << "input must be a tensor of floats of at most 32 bits (FP8, "
+              "f16, bf16 or f32), got "
+           << input;
+  if (getScales().empty())
+    return emitOpError() << "needs at least one scale";
+  auto result = getResult().getType();
+  if (!result.getElementType().isF32())
+    return emitOpError() << "result must be an f32 tensor, got " << result;
+  if (input.getShape() != result.getShape())
+    return emitOpError() << "result shape " << result
+                         << " differs from the input's " << input;
+  return success();
+}
+
+LogicalResult FP8ScaleUpdateOp::verify() {
+  if (!isRecipeFP8(getFormat()))
+    return emitOpError() << "format must be f8E4M3FN or f8E5M2, got "
+                         << getFormat();
+  int64_t margin = getMarginAttr().getInt();
+  if (margin < 0 || margin > 64)
+    return emitOpError() << "margin " << margin << " must be in [0, 64]";
+  Value history = getHistory();
+  Value newHistory = getNewHistory();
+  if (static_cast<bool>(history) != static_cast<bool>(newHistory))
+    return emitOpError() << (history ? "has a history but no new history "
+                                       "result"
+                                     : "has a new history result but no "
+                                       "history operand");
+  if (!history)
+    return success();
+  auto type = cast<RankedTensorType>(history.getType());
+  if (type.getRank() != 1 || type.isDynamicDim(0) || type.getDimSize(0) < 1)
+    return emitOpError() << "history must be a rank-1 f32 tensor of static, "
+                            "positive length, got "
+                         << type;
+  if (newHistory.getType() != type)
+    return emitOpError() << "new history has type " << newHistory.getType()
+                         << " but the history has type " << type;
+  return success();
+}
