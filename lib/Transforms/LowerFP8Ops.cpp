@@ -96,8 +96,9 @@ void lowerQuantize(RewriterBase &rewriter, QuantizeOp op) {
   Type format = resultType.getElementType();
   double fmax = getMaxFinite(format);
   Value scale = extractScalar(rewriter, loc, op.getScale());
-  Value empty =
-      tensor::EmptyOp::create(rewriter, loc, resultType.getShape(), format);
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc, tensor::getMixedSizes(rewriter, loc, op.getInput()),
+      format);
   AffineMap id = rewriter.getMultiDimIdentityMap(resultType.getRank());
   SmallVector<utils::IteratorType> parallel(resultType.getRank(),
                                             utils::IteratorType::parallel);
@@ -146,8 +147,9 @@ void lowerDequantize(RewriterBase &rewriter, DequantizeOp op) {
         rewriter, loc, TypeRange{resultType}, ValueRange{}, ValueRange{input},
         ArrayRef<AffineMap>{id}, parallel, body);
   } else {
-    Value empty = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                          rewriter.getF32Type());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, input),
+        rewriter.getF32Type());
     generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{resultType}, ValueRange{input},
         ValueRange{empty}, ArrayRef<AffineMap>{id, id}, parallel,

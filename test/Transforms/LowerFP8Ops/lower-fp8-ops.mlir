@@ -131,3 +131,29 @@ func.func @current(%amax: tensor<f32>, %s: tensor<f32>) -> tensor<f32> {
       : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %s1 : tensor<f32>
 }
+
+/// Dynamic shapes: the new tensors take their sizes from the input.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[S:.*]]: tensor<f32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+// CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf8E4M3FN>
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<?x4xf32>) outs(%[[E]] : tensor<?x4xf8E4M3FN>)
+// CHECK: %[[M:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<?x4xf8E4M3FN>
+// CHECK: %[[F:.*]] = tensor.empty(%[[M]]) : tensor<?x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[Q]] : tensor<?x4xf8E4M3FN>) outs(%[[F]] : tensor<?x4xf32>)
+func.func @dynamic(%x: tensor<?x4xf32>, %s: tensor<f32>) -> tensor<?x4xf32> {
+  %q = recast.quantize %x, %s : tensor<?x4xf32>, tensor<f32> -> tensor<?x4xf8E4M3FN>
+  %d = recast.dequantize %q, %s : tensor<?x4xf8E4M3FN>, tensor<f32> -> tensor<?x4xf32>
+  return %d : tensor<?x4xf32>
+}
+
+/// Rank 0: no loops.
+// CHECK-LABEL: func.func @scalar
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = []} ins(%{{.*}} : tensor<f32>) outs(%{{.*}} : tensor<f32>)
+// CHECK: math.absf
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = []} ins(%{{.*}} : tensor<f32>) outs(%{{.*}} : tensor<f8E5M2>)
+func.func @scalar(%x: tensor<f32>, %s: tensor<f32>) -> (tensor<f32>, tensor<f8E5M2>) {
+  %a = recast.amax %x : tensor<f32> -> tensor<f32>
+  %q = recast.quantize %x, %s : tensor<f32>, tensor<f32> -> tensor<f8E5M2>
+  return %a, %q : tensor<f32>, tensor<f8E5M2>
+}
