@@ -617,13 +617,15 @@ class Function:
         total = self.reduce_sum(x, dims=(1, 2), name=name + "_sum")
         return self.scale(total, 1.0 / (h * w), name=name)
 
-    def depthwise_conv2d(self, x, w, stride=1, padding=0, name="dwconv"):
+    def depthwise_conv2d(self, x, w, stride=1, padding=0, name="dwconv",
+                         native=False):
         """Depthwise conv, x [N,H,W,C], w [KH,KW,C]: out = sum over taps of a
         strided window of x times that tap's per-channel weight.
 
         Written as one tensor.extract_slice of the (padded) input per tap and
         one elementwise linalg.generic, so that it needs no op beyond the
         builder's set; the slices bufferize to views of the padded input.
+        With `native`, one linalg.depthwise_conv_2d_nhwc_hwc instead.
         """
         kh, kw, c = w.shape
         if x.shape[3] != c:
@@ -632,6 +634,13 @@ class Function:
         n, h, wd, _ = x.shape
         sh, sw = _pair(stride)
         oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
+        if native:
+            init = self.full((n, oh, ow, c), 0.0, hint=name)
+            return self._new(name, (n, oh, ow, c), x.elem,
+                             "linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+                             "strides = %s} ins(%s, %s : %s, %s) outs(%s : %s) -> %s"
+                             % (_strides_attr(sh, sw), x.name, w.name, x.type, w.type,
+                                init.name, init.type, init.type))
         windows, taps = [], []
         w_rows = self.collapse_shape(w, [[0, 1], [2]], name=name + "_taps")
         for i in range(kh):

@@ -297,6 +297,10 @@ ZOO.add("vgg16", "paper", build_vgg16, lr=0.01,
         batch=32, image=224, widths=(64, 128, 256, 512, 512), hidden=4096, classes=1000)
 
 
+# Depthwise convolutions as linalg.depthwise_conv_2d_nhwc_hwc rather than one
+# strided slice per tap (zoo.py --depthwise-op; the committed files use slices).
+DEPTHWISE_OP = False
+
 # (expansion t, output channels c, repeats n, first stride s), Sandler et al. table 2
 MOBILENETV2_BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
                       (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
@@ -329,7 +333,8 @@ def build_mobilenetv2(batch, image, width_mult, last_channel, classes, stem_stri
             dw = m.param(p + "dw_w", (3, 3, hidden))
             g = m.param(p + "dw_bn_g", (hidden,), init="ones")
             b = m.param(p + "dw_bn_b", (hidden,))
-            y = f.depthwise_conv2d(y, dw, stride, 1, name=p + "dw")
+            y = f.depthwise_conv2d(y, dw, stride, 1, name=p + "dw",
+                                   native=DEPTHWISE_OP)
             y = f.relu6(f.batch_norm(y, g, b, name=p + "dw_bn"), name=p + "dw_relu6")
             y = _conv_bn(m, y, p + "project", out_ch, 1, 1, 0, None)
             if stride == 1 and in_ch == out_ch:
@@ -504,7 +509,13 @@ def main(argv=None):
     parser.add_argument("--loss-only", action="store_true",
                         help="write <key>.loss.mlir with a public @loss only")
     parser.add_argument("--list", action="store_true", help="list the models and exit")
+    parser.add_argument("--depthwise-op", action="store_true",
+                        help="MobileNetV2's depthwise convolutions as "
+                             "linalg.depthwise_conv_2d_nhwc_hwc instead of one "
+                             "strided slice per tap")
     args = parser.parse_args(argv)
+    global DEPTHWISE_OP
+    DEPTHWISE_OP = args.depthwise_op
     if args.list:
         for key, (_, lr, summary, _) in ZOO.entries.items():
             print("%-22s lr %-6s %s" % (key, format_float(lr), summary))
