@@ -7,6 +7,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -49,13 +50,39 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   }
   int64_t lastStep = int64_t(steps.size()) - 1;
 
+  // Whether every use of `value` by `user` is as an init that a result of
+  // the same size is written into: bufferization then reuses the init's
+  // buffer for the result, so the two are one buffer at that step.
+  auto onlyTiedInit = [](Value value, Operation *user) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+    if (!dps)
+      return false;
+    for (OpOperand &use : value.getUses()) {
+      if (use.getOwner() == user) {
+        if (!dps.isDpsInit(&use) ||
+            getTensorBytes(dps.getTiedOpResult(&use).getType()) !=
+                getTensorBytes(value.getType()))
+          return false;
+      } else if (user->isAncestor(use.getOwner())) {
+        return false;
+      }
+    }
+    return true;
+  };
   auto lastUse = [&](Value value, int64_t defStep) {
     int64_t last = defStep;
+    Operation *lastUser = nullptr;
     for (OpOperand &use : value.getUses()) {
       Operation *user = block.findAncestorOpInBlock(*use.getOwner());
-      if (user)
-        last = std::max(last, stepOf.lookup(user));
+      if (user && stepOf.lookup(user) >= last) {
+        last = stepOf.lookup(user);
+        lastUser = user;
+      }
     }
+    // An init that dies where it is written in place hands its buffer to
+    // the result: it is not held a second time at that step.
+    if (lastUser && last > defStep && onlyTiedInit(value, lastUser))
+      return last - 1;
     return last;
   };
   auto addValue = [&](Value value, ValueKind kind, int64_t defStep,

@@ -22,6 +22,8 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // Aggregate ops (softmax) become plain linalg ops that every later step
   // understands.
   pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
+  // FP8 scaling ops (recast.quantize, ...) become linalg, tensor and arith.
+  pm.addPass(createRecastLowerFP8OpsPass());
   // FP8 conversions become integer arithmetic (saturating, round to nearest
   // even), before canonicalization could fold truncf(inf) to E5M2 as inf.
   pm.addPass(createRecastExpandFP8Pass());
@@ -45,8 +47,11 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
   // Those lifetimes are now explicit: one arena per function, with static
   // offsets, so the step allocates once.
-  if (options.memoryPlan)
-    pm.addPass(createRecastMemoryPlanPass());
+  if (options.memoryPlan) {
+    RecastMemoryPlanPassOptions plan;
+    plan.report = options.memoryPlanReport;
+    pm.addPass(createRecastMemoryPlanPass(plan));
+  }
   // Contractions to a real BLAS through the runtime (f32 directly; f16,
   // bf16 and FP8 operands widened to f32 first, FP32 accumulation either
   // way).

@@ -20,10 +20,18 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <cstring>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::recast;
@@ -194,6 +202,17 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   if (!options.lossScale.empty() && options.mixedPrecision.empty())
     return makeError("loss scaling is part of mixed precision: give a compute "
                      "type (bf16 or f16) with it");
+  bool anyFP8Option = options.fp8Recipe || options.fp8Contractions ||
+                      options.amaxHistory || options.margin ||
+                      options.fp8KeepFirstLast;
+  if (anyFP8Option && options.mixedPrecision != "fp8")
+    return makeError(
+        "the FP8 options (fp8-recipe, amax-history, margin, "
+        "fp8-contractions, fp8-keep-first-last) apply to mixed precision "
+        "with compute type fp8, " +
+        (options.mixedPrecision.empty()
+             ? std::string("and none was given")
+             : "not '" + options.mixedPrecision + "'"));
   if (!options.mixedPrecision.empty()) {
     // Its own stage, so that a failure is reported as what it is.
     PassManager mixed(context);
@@ -201,6 +220,16 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
     mp.computeType = options.mixedPrecision;
     if (!options.lossScale.empty())
       mp.lossScale = options.lossScale;
+    if (options.fp8Recipe)
+      mp.fp8Recipe = *options.fp8Recipe;
+    if (options.fp8Contractions)
+      mp.fp8Contractions = *options.fp8Contractions;
+    if (options.amaxHistory)
+      mp.amaxHistory = *options.amaxHistory;
+    if (options.margin)
+      mp.margin = *options.margin;
+    if (options.fp8KeepFirstLast)
+      mp.fp8KeepFirstLast = *options.fp8KeepFirstLast;
     mixed.addPass(createRecastMixedPrecisionPass(mp));
     if (failed(mixed.run(module)))
       return makeError("mixed precision on @" + entryName + " failed");
@@ -238,9 +267,94 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
 
 CompiledStep::~CompiledStep() = default;
 
+/// The sizes the running step asks the tracking allocator for, when a call
+/// wants them.
+static thread_local SmallVectorImpl<int64_t> *allocationLog = nullptr;
+
+static void *loggedAlloc(size_t size) {
+  if (allocationLog)
+    allocationLog->push_back(int64_t(size));
+  return _mlir_memref_to_llvm_alloc(size);
+}
+
+static void *loggedAlignedAlloc(size_t alignment, size_t size) {
+  if (allocationLog)
+    allocationLog->push_back(int64_t(size));
+  return _mlir_memref_to_llvm_aligned_alloc(alignment, size);
+}
+
+/// The entry's plan in the report of recast-memory-plan; none when the plan
+/// placed no buffer of it.
+static llvm::Expected<std::optional<StepMemoryPlan>>
+readMemoryPlanReport(StringRef path, StringRef entryName) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError("cannot read the memory plan's report '" + path +
+                     "': " + buffer.getError().message());
+  // A module without any planned buffer writes an empty list.
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return json.takeError();
+  const llvm::json::Object *root = json->getAsObject();
+  const llvm::json::Array *functions =
+      root ? root->getArray("functions") : nullptr;
+  if (!functions)
+    return makeError("the memory plan's report has no 'functions'");
+  for (const llvm::json::Value &entry : *functions) {
+    const llvm::json::Object *function = entry.getAsObject();
+    if (!function || function->getString("function") != entryName)
+      continue;
+    StepMemoryPlan plan;
+    auto integer = [&](StringRef key) {
+      return function->getInteger(key).value_or(0);
+    };
+    plan.arenaBytes = integer("arena_bytes");
+    plan.livenessPeakBytes = integer("liveness_peak_bytes");
+    plan.fragmentation = function->getNumber("fragmentation").value_or(0);
+    plan.plannedBuffers = integer("planned_buffers");
+    plan.unplannedBuffers = integer("unplanned_buffers");
+    plan.returnedBuffers = integer("returned_buffers");
+    plan.returnedBytes = integer("returned_bytes");
+    return std::optional<StepMemoryPlan>(plan);
+  }
+  return std::optional<StepMemoryPlan>();
+}
+
+/// Writes /tmp/perf-<pid>.map, which names the JIT-compiled functions for
+/// `perf report`. Each function's size is taken as the distance to the next
+/// one, which is what the JIT's contiguous code layout gives.
+static void writePerfMap(ModuleOp module, ExecutionEngine &engine) {
+  SmallVector<std::pair<uintptr_t, std::string>> functions;
+  module.walk([&](LLVM::LLVMFuncOp func) {
+    if (func.isExternal())
+      return;
+    if (auto address = engine.lookup(func.getSymName()))
+      functions.emplace_back(reinterpret_cast<uintptr_t>(*address),
+                             func.getSymName().str());
+    else
+      llvm::consumeError(address.takeError());
+  });
+  llvm::sort(functions);
+  std::error_code error;
+  llvm::raw_fd_ostream os(llvm::formatv("/tmp/perf-{0}.map", ::getpid()).str(),
+                          error);
+  if (error)
+    return;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    uintptr_t size = i + 1 < functions.size()
+                         ? functions[i + 1].first - functions[i].first
+                         : 4096;
+    os << llvm::format_hex_no_prefix(functions[i].first, 1) << ' '
+       << llvm::format_hex_no_prefix(size, 1) << ' ' << functions[i].second
+       << '\n';
+  }
+}
+
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
-                      ArrayRef<StepArgument> args, unsigned optLevel) {
+                      ArrayRef<StepArgument> args, unsigned optLevel,
+                      bool memoryPlan) {
   if (optLevel > 3)
     return makeError("-O must be 0, 1, 2 or 3");
   MLIRContext *context = module.getContext();
@@ -270,13 +384,41 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
   lowering.blasCalls = true;
+  // The plan's report comes back through a temporary file.
+  SmallString<128> planReport;
+  if (memoryPlan) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "recast-memory-plan", "json", planReport))
+      return makeError("cannot create the memory plan's report: " +
+                       ec.message());
+    lowering.memoryPlan = true;
+    lowering.memoryPlanReport = planReport.str().str();
+  }
+  auto removeReport = llvm::make_scope_exit([&] {
+    if (!planReport.empty())
+      llvm::sys::fs::remove(planReport);
+  });
   buildLowerToCPUPipeline(pm, lowering);
   if (failed(pm.run(module)))
     return makeError("compiling @" + entryName + " for the CPU failed");
+  if (memoryPlan) {
+    auto plan = readMemoryPlanReport(planReport, entryName);
+    if (!plan)
+      return plan.takeError();
+    step->memoryPlan = *plan;
+  }
 
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+  // The optimizer needs the host's target machine: without it, LLVM's cost
+  // model knows no vector registers and vectorizes nothing.
+  auto hostMachineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostMachineBuilder)
+    return hostMachineBuilder.takeError();
+  auto hostMachine = hostMachineBuilder->createTargetMachine();
+  if (!hostMachine)
+    return hostMachine.takeError();
+  auto transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, hostMachine->get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel =
       optLevel == 0   ? llvm::CodeGenOptLevel::None
@@ -293,10 +435,9 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                  llvm::JITSymbolFlags::Exported};
     };
-    bind("_mlir_memref_to_llvm_alloc",
-         reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+    bind("_mlir_memref_to_llvm_alloc", reinterpret_cast<void *>(&loggedAlloc));
     bind("_mlir_memref_to_llvm_aligned_alloc",
-         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+         reinterpret_cast<void *>(&loggedAlignedAlloc));
     bind("_mlir_memref_to_llvm_free",
          reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
     // Lowered memref.copy of non-contiguous views calls the C runner utils.
@@ -306,6 +447,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     return symbols;
   });
   step->engine->initialize();
+  if (std::getenv("RECAST_PERF_MAP"))
+    writePerfMap(module, *step->engine);
   step->wrapperName = "_mlir_ciface_" + entryName;
   if (auto lookup = step->engine->lookupPacked(step->wrapperName); !lookup)
     return lookup.takeError();
@@ -356,8 +499,12 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
   for (void *&ptr : descriptorPtrs)
     packed.push_back(&ptr);
 
-  if (llvm::Error err = engine->invokePacked(wrapperName, packed))
-    return std::move(err);
+  lastCallAllocations.clear();
+  allocationLog = &lastCallAllocations;
+  llvm::Error invoked = engine->invokePacked(wrapperName, packed);
+  allocationLog = nullptr;
+  if (invoked)
+    return std::move(invoked);
 
   // Unpack the returned descriptors.
   SmallVector<ReturnedMemRef> returned;

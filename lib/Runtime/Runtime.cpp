@@ -653,13 +653,15 @@ recast_status recast_gemm_ex(recast_device_t device,
   return device->backend->gemm(*desc);
 }
 
-void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c, int64_t batch,
-                 int64_t m, int64_t n, int64_t k, const void *a, const void *b,
-                 void *c) {
+void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
+                 int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
+                 int64_t n, int64_t k, const void *a, const void *b, void *c) {
   recast_gemm_desc desc = {};
   desc.type_a = type_a;
   desc.type_b = type_b;
   desc.type_c = type_c;
+  desc.trans_a = trans_a;
+  desc.trans_b = trans_b;
   desc.batch = batch;
   desc.m = m;
   desc.n = n;

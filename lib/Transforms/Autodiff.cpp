@@ -21,6 +21,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::recast {
@@ -30,6 +32,45 @@ namespace mlir::recast {
 
 using namespace mlir;
 using namespace mlir::recast;
+
+/// `op` without the inputs its body does not read. A gradient body takes
+/// every forward input because it may recompute the forward scalars, but a
+/// product's gradient reads only the other factor and an elementwise op's
+/// gradient rarely reads the tensor the forward wrote into: an operand kept
+/// for nothing would keep a forward activation alive through the backward,
+/// and hide a plain contraction from the GEMM lowering.
+static linalg::GenericOp dropUnusedInputs(linalg::GenericOp op) {
+  Block *body = op.getBody();
+  // Forward scalars recomputed for the derivative but not needed by it.
+  for (Operation &scalar : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&scalar))
+      scalar.erase();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  llvm::BitVector unused(body->getNumArguments());
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (body->getArgument(input->getOperandNumber()).use_empty()) {
+      unused.set(input->getOperandNumber());
+      continue;
+    }
+    inputs.push_back(input->get());
+    maps.push_back(op.getMatchingIndexingMap(input));
+  }
+  if (unused.none())
+    return op;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    maps.push_back(op.getMatchingIndexingMap(&init));
+  OpBuilder builder(op);
+  auto pruned = linalg::GenericOp::create(
+      builder, op.getLoc(), op.getResultTypes(), inputs, op.getDpsInits(), maps,
+      op.getIteratorTypesArray());
+  pruned->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  pruned.getRegion().takeBody(op.getRegion());
+  pruned.getBody()->eraseArguments(unused);
+  op->replaceAllUsesWith(pruned);
+  op->erase();
+  return pruned;
+}
 
 namespace {
 
@@ -728,6 +769,7 @@ LogicalResult ReverseModeBuilder::run() {
     return failure();
   cloneForward();
   propagateActivity();
+  Operation *lastForwardOp = op->getPrevNode();
 
   // The backward is seeded with d(scale * loss)/d(loss): the loss scale when
   // there is one, 1 otherwise.
@@ -775,8 +817,16 @@ LogicalResult ReverseModeBuilder::run() {
     Value gradient = adjoints.lookup(wrt);
     replacements.push_back(gradient ? gradient : zerosLike(wrt.getType()));
   }
+  SmallVector<linalg::GenericOp> backwardGenerics;
+  for (Operation *created = lastForwardOp ? lastForwardOp->getNextNode()
+                                          : &op->getBlock()->front();
+       created != op.getOperation(); created = created->getNextNode())
+    if (auto generic = dyn_cast<linalg::GenericOp>(created))
+      backwardGenerics.push_back(generic);
   op->replaceAllUsesWith(replacements);
   op->erase();
+  for (linalg::GenericOp generic : backwardGenerics)
+    dropUnusedInputs(generic);
   return success();
 }
 

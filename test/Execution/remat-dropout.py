@@ -9,11 +9,11 @@ changes from step to step, so the steps do not repeat one another.
 # RUN: rm -rf %t
 # RUN: %python %s --recast-run=recast-run --recast-opt=recast-opt --model=%S/Inputs/mlp-dropout.mlir --workdir=%t | FileCheck %s
 # CHECK: PASS the masks differ from step to step
-# CHECK: PASS 0.7: bitwise equal
+# CHECK: PASS 0.995: bitwise equal
 # CHECK: PASS selective: bitwise equal
 # CHECK: PASS recompute mark: the dropout is evaluated 2 times
 # CHECK: PASS recompute mark: bitwise equal
-# CHECK: PASS 0.7 with the memory plan: bitwise equal
+# CHECK: PASS 0.995 with the memory plan: bitwise equal
 """
 
 import argparse
@@ -74,8 +74,8 @@ def main():
                 np.load(os.path.join(base, "step.npy")) == 3,
                 "the masks differ from step to step")
 
-    ok &= check(same(base, run(options, options.model, "b07", ["--remat=0.7"])),
-                "0.7: bitwise equal")
+    ok &= check(same(base, run(options, options.model, "b0995", ["--remat=0.995"])),
+                "0.995: bitwise equal")
     ok &= check(same(base, run(options, options.model, "selective",
                                ["--remat=selective"])),
                 "selective: bitwise equal")
@@ -100,8 +100,8 @@ def main():
     ok &= check(same(base, run(options, marked, "marked", [])),
                 "recompute mark: bitwise equal")
     ok &= check(same(base, run(options, options.model, "plan",
-                               ["--remat=0.7", "--memory-plan"])),
-                "0.7 with the memory plan: bitwise equal")
+                               ["--remat=0.995", "--memory-plan"])),
+                "0.995 with the memory plan: bitwise equal")
     sys.exit(0 if ok else 1)
 
 

@@ -94,8 +94,8 @@ static cl::opt<std::string> dataDir(
     cl::cat(runCategory));
 static cl::opt<std::string> mixedPrecision(
     "mixed-precision",
-    cl::desc("Compute type (bf16 or f16) of --recast-mixed-precision, run "
-             "right after autodiff; empty runs the step as written"),
+    cl::desc("Compute type (bf16, f16 or fp8) of --recast-mixed-precision, "
+             "run right after autodiff; empty runs the step as written"),
     cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> deviceName(
     "device",
@@ -112,12 +112,43 @@ static cl::opt<std::string> lossScale(
              "(GradScaler's: skip steps with non-finite gradients, halve the "
              "scale, grow it after 2000 good steps)"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<std::string> fp8Recipe(
+    "fp8-recipe",
+    cl::desc("--mixed-precision=fp8: delayed (scales from an amax history "
+             "of past steps, the default) or current (each tensor's own)"),
+    cl::cat(runCategory));
+static cl::opt<int64_t>
+    amaxHistory("amax-history",
+                cl::desc("--mixed-precision=fp8, delayed recipe: amaxes kept "
+                         "per tensor (default 1024)"),
+                cl::cat(runCategory));
+static cl::opt<int64_t>
+    fp8Margin("margin",
+              cl::desc("--mixed-precision=fp8: scales are (FP8 max / amax) / "
+                       "2^margin (default 0)"),
+              cl::cat(runCategory));
+static cl::opt<std::string> fp8Contractions(
+    "fp8-contractions",
+    cl::desc("--mixed-precision=fp8: layers (contractions with a parameter "
+             "operand and weight gradients, the default) or all"),
+    cl::cat(runCategory));
+static cl::opt<bool> fp8KeepFirstLast(
+    "fp8-keep-first-last",
+    cl::desc("--mixed-precision=fp8: keep the first and last layers, with "
+             "their gradients, in FP32"),
+    cl::cat(runCategory));
 static cl::opt<std::string> rematBudget(
     "remat",
     cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
              "fraction of the step's peak such as 0.7), or with policy full "
              "or selective, before compiling"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<bool> memoryPlan(
+    "memory-plan",
+    cl::desc("Place the step's buffers at static offsets in one arena "
+             "(recast-memory-plan), allocated once per step; reports the "
+             "arena next to the liveness peak (CPU only)"),
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
             cl::desc("Directory to write the final parameters and state "
@@ -205,6 +236,8 @@ static int runMain(int argc, char **argv) {
     return fail("--steps must be >= 0");
   if (deviceName != "cpu" && deviceName != "cuda")
     return fail("--device must be 'cpu' or 'cuda', got '" + deviceName + "'");
+  if (memoryPlan && deviceName != "cpu")
+    return fail("--memory-plan is implemented for --device=cpu only");
   // Asking for a GPU where there is none fails before anything is compiled.
   recast_device_t cudaDevice = nullptr;
   if (deviceName == "cuda") {
@@ -269,6 +302,16 @@ static int runMain(int argc, char **argv) {
     mlir::recast::StepTransformOptions options;
     options.mixedPrecision = mixedPrecision;
     options.lossScale = lossScale;
+    if (fp8Recipe.getNumOccurrences())
+      options.fp8Recipe = fp8Recipe;
+    if (fp8Contractions.getNumOccurrences())
+      options.fp8Contractions = fp8Contractions;
+    if (amaxHistory.getNumOccurrences())
+      options.amaxHistory = amaxHistory;
+    if (fp8Margin.getNumOccurrences())
+      options.margin = fp8Margin;
+    if (fp8KeepFirstLast.getNumOccurrences())
+      options.fp8KeepFirstLast = fp8KeepFirstLast;
     options.rematBudget = rematBudget;
     if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
       return failWith(std::move(err));
@@ -390,8 +433,8 @@ static int runMain(int argc, char **argv) {
       return failWith(stepOr.takeError());
     compiledCUDA = std::move(*stepOr);
   } else {
-    auto stepOr =
-        mlir::recast::CompiledStep::compile(*module, func, args, optLevel);
+    auto stepOr = mlir::recast::CompiledStep::compile(*module, func, args,
+                                                      optLevel, memoryPlan);
     if (!stepOr)
       return failWith(stepOr.takeError());
     compiled = std::move(*stepOr);
@@ -412,6 +455,9 @@ static int runMain(int argc, char **argv) {
 
   SmallVector<StepTiming> timings;
   SmallVector<double> lossScales;
+  // With a memory plan: the arena each step allocated (its first
+  // allocation), and how many blocks it allocated in all.
+  SmallVector<int64_t> arenaPerStep, allocationsPerStep;
   int64_t numSkipped = 0;
   for (int64_t step = 0; step < numSteps; ++step) {
     // The batch of this step, from --data.
@@ -435,6 +481,11 @@ static int runMain(int argc, char **argv) {
     if (!lossOr)
       return failWith(lossOr.takeError());
     double loss = *lossOr;
+    if (compiled && compiled->getMemoryPlan()) {
+      ArrayRef<int64_t> allocated = compiled->getLastCallAllocations();
+      arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
+      allocationsPerStep.push_back(int64_t(allocated.size()));
+    }
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -478,6 +529,32 @@ static int runMain(int argc, char **argv) {
   }
 
   int64_t measuredPeak = allocator.peakBytes();
+  // The arena measured: what the step asked the tracking allocator for on
+  // entry, the same at every step.
+  std::optional<mlir::recast::StepMemoryPlan> plan;
+  int64_t measuredArena = 0, maxAllocations = 0;
+  if (compiled && compiled->getMemoryPlan()) {
+    plan = *compiled->getMemoryPlan();
+    for (int64_t arena : arenaPerStep)
+      measuredArena = std::max(measuredArena, arena);
+    for (int64_t count : allocationsPerStep)
+      maxAllocations = std::max(maxAllocations, count);
+    if (!arenaPerStep.empty() && llvm::any_of(arenaPerStep, [&](int64_t arena) {
+          return arena != plan->arenaBytes;
+        }))
+      return fail(llvm::formatv(
+          "--memory-plan: the step's first allocation ({0} bytes) is not the "
+          "planned arena ({1} bytes)",
+          measuredArena, plan->arenaBytes));
+  } else if (memoryPlan && !json) {
+    llvm::outs() << "memory plan: no buffer of @" << entryName
+                 << " could be planned\n";
+  }
+  auto fragmentationOf = [&](int64_t arena) {
+    return plan->livenessPeakBytes
+               ? double(arena) / double(plan->livenessPeakBytes) - 1
+               : 0.0;
+  };
   if (!saveDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
       return fail("--save: cannot create '" + saveDir + "': " + ec.message());
@@ -527,6 +604,19 @@ static int runMain(int argc, char **argv) {
       out.attribute("host_argument_bytes", hostArgumentBytes);
       out.attribute("measured_peak_bytes", measuredPeak);
       out.attribute("static_peak_bytes", staticPeak);
+      if (plan)
+        out.attributeObject("memory_plan", [&] {
+          // Measured: the block the step allocated on entry.
+          out.attribute("arena_bytes", measuredArena);
+          out.attribute("planned_arena_bytes", plan->arenaBytes);
+          out.attribute("liveness_peak_bytes", plan->livenessPeakBytes);
+          out.attribute("fragmentation", fragmentationOf(measuredArena));
+          out.attribute("allocations_per_step", maxAllocations);
+          out.attribute("planned_buffers", plan->plannedBuffers);
+          out.attribute("unplanned_buffers", plan->unplannedBuffers);
+          out.attribute("returned_buffers", plan->returnedBuffers);
+          out.attribute("returned_bytes", plan->returnedBytes);
+        });
       out.attribute("memory_report",
                     llvm::cantFail(llvm::json::parse(staticReportJSON)));
     });
@@ -547,6 +637,15 @@ static int runMain(int argc, char **argv) {
         "measured peak (tracking allocator): {0} bytes ({1} bytes of "
         "arguments held by the host, the rest allocated by the step)\n",
         measuredPeak, hostArgumentBytes);
+    if (plan)
+      llvm::outs() << llvm::formatv(
+          "memory plan: arena {0} bytes allocated once per step (planned "
+          "{1}), liveness peak {2} bytes, fragmentation {3:f2}%; {4} "
+          "allocations per step ({5} buffers placed in the arena, {6} "
+          "returned buffers of {7} bytes outside it)\n",
+          measuredArena, plan->arenaBytes, plan->livenessPeakBytes,
+          100 * fragmentationOf(measuredArena), maxAllocations,
+          plan->plannedBuffers, plan->returnedBuffers, plan->returnedBytes);
   }
 
   if (cudaDevice) {

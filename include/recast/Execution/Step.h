@@ -78,6 +78,11 @@ struct StepTransformOptions {
   /// Loss scaling of --recast-mixed-precision (none, static:<S>, dynamic);
   /// empty: none. Needs `mixedPrecision`.
   std::string lossScale;
+  /// FP8 options of --recast-mixed-precision (compute type fp8): each
+  /// unset one keeps the pass's default. Set ones need `mixedPrecision`.
+  std::optional<std::string> fp8Recipe, fp8Contractions;
+  std::optional<int64_t> amaxHistory, margin;
+  std::optional<bool> fp8KeepFirstLast;
   /// Budget of --recast-remat (bytes or a fraction); empty: none.
   std::string rematBudget;
 };
@@ -92,17 +97,45 @@ struct StepTransformOptions {
 llvm::Error transformStep(ModuleOp module, func::FuncOp entry,
                           const StepTransformOptions &options);
 
+/// What `--recast-memory-plan` made of a step, from its report.
+struct StepMemoryPlan {
+  /// The arena the step allocates once per call.
+  int64_t arenaBytes = 0;
+  /// The most bytes of planned buffers alive at once: no arena is smaller.
+  int64_t livenessPeakBytes = 0;
+  /// arena / liveness peak - 1.
+  double fragmentation = 0;
+  int64_t plannedBuffers = 0;
+  /// Buffers with their own allocation: returned results, dynamic shapes.
+  int64_t unplannedBuffers = 0;
+  int64_t returnedBuffers = 0;
+  int64_t returnedBytes = 0;
+};
+
 /// A step compiled for the CPU. Every buffer it allocates goes through
 /// ::recast::TrackingAllocator::global().
 class CompiledStep {
 public:
   /// Lowers `module` (which contains `entry`, already transformed) with the
   /// CPU pipeline and JIT-compiles it at LLVM optimization level `optLevel`
-  /// (0-3). The module is lowered in place.
+  /// (0-3). The module is lowered in place. With `memoryPlan`, the
+  /// pipeline places the step's buffers in one arena (recast-memory-plan).
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
-          unsigned optLevel = 2);
+          unsigned optLevel = 2, bool memoryPlan = false);
   ~CompiledStep();
+
+  /// The plan of the step, when compiled with `memoryPlan` and the plan
+  /// placed at least one buffer.
+  const std::optional<StepMemoryPlan> &getMemoryPlan() const {
+    return memoryPlan;
+  }
+  /// The bytes of each block the last call asked the allocator for, in
+  /// order. With a memory plan, the first is the arena (the plan allocates
+  /// it on entry).
+  ArrayRef<int64_t> getLastCallAllocations() const {
+    return lastCallAllocations;
+  }
 
   ArrayRef<StepArgument> getArguments() const { return args; }
   /// Positions of the parameter and state arguments, in order: result k + 1
@@ -131,6 +164,8 @@ private:
   SmallVector<unsigned> carried;
   SmallVector<::recast::ElementKind> resultElements;
   SmallVector<SmallVector<int64_t>> resultShapes;
+  std::optional<StepMemoryPlan> memoryPlan;
+  SmallVector<int64_t> lastCallAllocations;
 };
 
 } // namespace mlir::recast

@@ -183,11 +183,13 @@ recast_status recast_gemm_check(recast_device_kind kind,
                                 const recast_gemm_desc *desc);
 
 /* The entry point compiled code calls (recast-contractions-to-calls):
- * C += A * B on the current device, row-major, contiguous, batched.
- * A failure is kept and reported by recast_take_deferred_error. */
-void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c, int64_t batch,
-                 int64_t m, int64_t n, int64_t k, const void *a, const void *b,
-                 void *c);
+ * C += op(A) * op(B) on the current device, row-major, contiguous, batched,
+ * with op() as in recast_gemm_desc (trans_a: A stored k x m; trans_b: B
+ * stored n x k). A failure is kept and reported by
+ * recast_take_deferred_error. */
+void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
+                 int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
+                 int64_t n, int64_t k, const void *a, const void *b, void *c);
 /* Returns (and clears) the first failure of a call made by compiled code
  * since the last call, RECAST_OK if none; the message is then in
  * recast_last_error(). */

@@ -488,6 +488,12 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     The pass works on the explicit backward: a `recast.value_and_grad` it
     finds is first differentiated (as `--recast-autodiff` would).
 
+    `compute-type=fp8` (docs/MixedPrecision.md) quantizes contractions to
+    FP8 with per-tensor scaling instead, emitting `recast.amax`,
+    `recast.quantize`, `recast.dequantize` and `recast.fp8_scale_update`
+    (lowered by `--recast-lower-fp8-ops`); there `policy=` decides which ops
+    are contractions, and every other op stays FP32.
+
     Loss scaling (`loss-scale=static:<S>|dynamic`, for f16) changes what is
     differentiated, so it needs the step before autodiff: each
     `recast.value_and_grad` of a training step gets the scale as its
@@ -578,28 +584,39 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
 
 def RecastContractionsToCallsPass
     : Pass<"recast-contractions-to-calls", "ModuleOp"> {
-  let summary = "Replace buffer matmuls by calls to the runtime's GEMM";
+  let summary = "Replace buffer contractions by calls to the runtime's GEMM";
   let description = [{
-    Rewrites every `linalg.matmul` and `linalg.batch_matmul` on buffers
-    (after bufferization) into a call to `recast_gemm`, the runtime's GEMM
-    entry point (`include/recast/Runtime/recast_runtime.h`), which computes
-    `C += A * B` on contiguous row-major operands with FP32 accumulation. The
-    CUDA backend runs it on cuBLASLt, the CPU backend on BLAS.
+    Rewrites every matrix product on buffers (after bufferization) into a
+    call to `recast_gemm`, the runtime's GEMM entry point
+    (`include/recast/Runtime/recast_runtime.h`), which computes
+    `C += op(A) * op(B)` on contiguous row-major operands with FP32
+    accumulation. The CUDA backend runs it on cuBLASLt, the CPU backend on
+    BLAS.
 
-    The call passes the element types as `recast_dtype` codes, the batch
-    count and `M, N, K`, and the three buffers' first-element addresses:
+    A matrix product is any structured op (`linalg.matmul`,
+    `linalg.batch_matmul`, a `linalg.generic`) with two inputs, one output,
+    one reduction loop and the body `out + x * y` (inputs possibly widened by
+    `arith.extf`), whose operands are matrices or batches of matrices with
+    the batch dimension leading: in any loop order, with either input first,
+    A stored `M x K` or `K x M`, B stored `K x N` or `N x K`, and C stored
+    `M x N` or `N x M` (computed as `C^T = B^T A^T`). That covers the
+    transposed products autodiff writes for the gradients of matmuls.
+
+    The call passes the element types as `recast_dtype` codes, whether A and
+    B are stored transposed, the batch count and `M, N, K`, and the three
+    buffers' first-element addresses:
 
     ```mlir
-    func.call @recast_gemm(%f32, %f32, %f32, %c1, %c64, %c10, %c256, %a, %b, %c)
-        : (i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    func.call @recast_gemm(%f32, %f32, %f32, %no, %yes, %c1, %c64, %c10, %c256, %a, %b, %c)
+        : (i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
     ```
 
     Supported operand types: A and B both f32, f16 or bf16, or both FP8
-    (f8E4M3FN / f8E5M2, mixed allowed); C f32, f16 or bf16 (FP8 inputs: f32 or
-    bf16). Contractions outside that set, with user-defined indexing maps,
-    dynamic shapes or non-contiguous operands stay as they are (they become
-    loops or kernels like any other linalg op); `-recast-contractions-to-calls{
-    report-skipped}` names each one with a remark.
+    (f8E4M3FN / f8E5M2, mixed allowed, A not transposed); C f32, f16 or bf16
+    (FP8 inputs: f32 or bf16). Products outside that set, with dynamic shapes
+    or non-contiguous operands stay as they are (they become loops or kernels
+    like any other linalg op); `-recast-contractions-to-calls{report-skipped}`
+    names each one with a remark.
   }];
   let options = [
     Option<"reportSkipped", "report-skipped", "bool", /*default=*/"false",
@@ -635,6 +652,62 @@ def RecastFP8ToNVVMPass : Pass<"recast-fp8-to-nvvm"> {
   }];
   let dependentDialects = [
     "arith::ArithDialect", "LLVM::LLVMDialect", "NVVM::NVVMDialect"
+  ];
+}
+
+def RecastLowerFP8OpsPass : Pass<"recast-lower-fp8-ops"> {
+  let summary = "Lower recast's FP8 scaling ops to linalg, tensor and arith";
+  let description = [{
+    Rewrites the ops of FP8 per-tensor scaling that
+    `--recast-mixed-precision{compute-type=fp8}` emits into upstream ops on
+    tensors, wherever they are:
+
+    - `recast.amax`: a `linalg.fill` of 0 and a `linalg.generic`
+      max-reduction (`math.absf`, `arith.maximumf`, so NaN propagates) into a
+      `tensor<f32>`.
+    - `recast.quantize`: a `linalg.generic` of `arith.mulf` by the scale,
+      a clamp to the format's finite range (`arith.maximumf`,
+      `arith.minimumf`: saturation whatever lowers the conversion, NaN kept)
+      and `arith.truncf` to the FP8 type.
+    - `recast.dequantize`: `1 / scale` per scale (scalar `arith.divf`) and a
+      `linalg.generic` multiplying by each, in place on an `f32` input.
+    - `recast.fp8_scale_update`: with a history, `tensor.extract_slice` /
+      `insert_slice` / `insert` shift the amax in and a `linalg.generic`
+      takes the maximum; the scale is scalar `arith` (divide, multiply by
+      `2^-margin`, `arith.select` of the previous scale unless the candidate
+      is a positive finite f32), returned through `tensor.from_elements`.
+
+    The FP8 conversions left are lowered by `--recast-expand-fp8` (CPU) or
+    `--recast-fp8-to-nvvm` (GPU kernels). `recast-lower-to-cpu` and
+    `recast-lower-to-nvvm` run this pass right after autodiff.
+
+    Example:
+
+    ```mlir
+    %q = recast.quantize %x, %s : tensor<2x8xf32>, tensor<f32>
+        -> tensor<2x8xf8E4M3FN>
+    ```
+
+    becomes
+
+    ```mlir
+    %scale = tensor.extract %s[] : tensor<f32>
+    %e = tensor.empty() : tensor<2x8xf8E4M3FN>
+    %q = linalg.generic {...} ins(%x : tensor<2x8xf32>)
+        outs(%e : tensor<2x8xf8E4M3FN>) {
+    ^bb0(%in: f32, %out: f8E4M3FN):
+      %0 = arith.mulf %in, %scale : f32
+      %1 = arith.maximumf %0, %cst_m448 : f32
+      %2 = arith.minimumf %1, %cst_448 : f32
+      %3 = arith.truncf %2 : f32 to f8E4M3FN
+      linalg.yield %3 : f8E4M3FN
+    } -> tensor<2x8xf8E4M3FN>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "FP8 scaling ops lowered">,
   ];
 }
 

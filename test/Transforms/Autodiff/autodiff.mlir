@@ -2,6 +2,8 @@
 
 /// matmul: dA = dY B^T and dB = A^T dY, as generics over the matmul's
 /// iteration domain (m, n, k) that sum over the dimension each operand lacks.
+/// Each reads only the other factor and dY: the operand it differentiates is
+/// dropped from its inputs.
 // CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -9,12 +11,13 @@
 // CHECK-SAME: (%[[A:.*]]: tensor<3x4xf32> {recast.param}, %[[B:.*]]: tensor<4x5xf32> {recast.param})
 // CHECK:      %[[Y:.*]] = linalg.matmul ins(%[[A]], %[[B]]
 // CHECK:      %[[SEED:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[DA:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]], #[[MK]]], iterator_types = ["parallel", "reduction", "parallel"]}
-// CHECK-SAME:     ins(%[[A]], %[[B]], %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>, tensor<3x5xf32>)
-// CHECK:        ^bb0(%[[AIN:.*]]: f32, %[[BIN:.*]]: f32, %[[DY:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK:      %[[DA:.*]] = linalg.generic {indexing_maps = [#[[KN]], #[[MN]], #[[MK]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME:     ins(%[[B]], %{{.*}} : tensor<4x5xf32>, tensor<3x5xf32>)
+// CHECK:        ^bb0(%[[BIN:.*]]: f32, %[[DY:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK:          %[[P:.*]] = arith.mulf %[[DY]], %[[BIN]] : f32
 // CHECK:          arith.addf %[[ACC]], %[[P]] : f32
-// CHECK:      %[[DB:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[KN]], #[[MN]], #[[KN]]], iterator_types = ["reduction", "parallel", "parallel"]}
+// CHECK:      %[[DB:.*]] = linalg.generic {indexing_maps = [#[[MK]], #[[MN]], #[[KN]]], iterator_types = ["reduction", "parallel", "parallel"]}
+// CHECK-SAME:     ins(%[[A]], %{{.*}} : tensor<3x4xf32>, tensor<3x5xf32>)
 // CHECK:      return %{{.*}}, %[[DA]], %[[DB]]
 #all = affine_map<(i, j) -> ()>
 #id = affine_map<(i, j) -> (i, j)>
@@ -94,7 +97,7 @@ func.func @constant_step(%w: tensor<4xf32> {recast.param}) -> (tensor<f32>, tens
 /// extf/truncf pass gradients back in the operand's precision.
 // CHECK-LABEL: func.func @cast_step
 // CHECK:      linalg.generic
-// CHECK:      ^bb0(%{{.*}}: f16, %[[DY:.*]]: f32, %{{.*}}: f16):
+// CHECK:      ^bb0(%[[DY:.*]]: f32, %{{.*}}: f16):
 // CHECK:        %[[T:.*]] = arith.truncf %[[DY]] : f32 to f16
 // CHECK:        arith.addf %{{.*}}, %[[T]] : f16
 func.func @cast_loss(%w: tensor<4xf16>) -> tensor<f32> {

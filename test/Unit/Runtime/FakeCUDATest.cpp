@@ -124,7 +124,7 @@ TEST_F(FakeCUDATest, CompiledCodeFailuresAreDeferred) {
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   // GEMMs need cuBLASLt, which is not there.
   float a = 1, b = 2, c = 0;
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 1, 1, 1, &a, &b, &c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 1, 1, 1, &a, &b, &c);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_NO_LIBRARY);
   EXPECT_NE(std::string(recast_last_error()).find("cannot load cuBLASLt"),
             std::string::npos)

@@ -396,19 +396,25 @@ TEST_F(CPURuntimeTest, GemmChecks) {
             RECAST_ERROR_INVALID_ARGUMENT);
 }
 
-/// The entry point compiled code calls: C += A B, on the host when no
-/// device is current; failures are deferred.
+/// The entry point compiled code calls: C += op(A) op(B), on the host when
+/// no device is current; failures are deferred.
 TEST(RecastRuntimeTest, CompiledCodeEntryPoint) {
   ASSERT_EQ(recast_set_current_device(nullptr), RECAST_OK);
   float a[6] = {1, 2, 3, 4, 5, 6}; // 2 x 3
   float b[3] = {1, 0, -1};         // 3 x 1
   float c[2] = {10, 20};
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 2, 1, 3, a, b, c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 2, 1, 3, a, b, c);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   EXPECT_EQ(c[0], 8.0f);
   EXPECT_EQ(c[1], 18.0f);
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 0, 1, 3, a, b, c);
-  recast_gemm(RECAST_F32, RECAST_F32, 7, 1, 2, 1, 3, a, b, c);
+  // The same A stored transposed (3 x 2), and B as a 1 x 3 row (trans_b).
+  float at[6] = {1, 4, 2, 5, 3, 6};
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 1, 1, 2, 1, 3, at, b, c);
+  EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
+  EXPECT_EQ(c[0], 6.0f);
+  EXPECT_EQ(c[1], 16.0f);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 0, 1, 3, a, b, c);
+  recast_gemm(RECAST_F32, RECAST_F32, 7, 0, 0, 1, 2, 1, 3, a, b, c);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_INVALID_ARGUMENT);
   // The first failure is kept.
   EXPECT_NE(std::string(recast_last_error()).find("recast_gemm: GEMM: batch"),
