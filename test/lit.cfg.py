@@ -35,3 +35,11 @@ config.substitutions.append(
     ("%mlir_runner_utils", os.path.join(config.llvm_tools_dir, "..", "lib", "libmlir_runner_utils.so")))
 config.substitutions.append(
     ("%mlir_c_runner_utils", os.path.join(config.llvm_tools_dir, "..", "lib", "libmlir_c_runner_utils.so")))
+
+# CPUs with AVX-512, on which recast names OpenBLAS's kernels for it.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if " avx512f" in cpuinfo.read():
+            config.available_features.add("avx512")
+except OSError:
+    pass

@@ -321,10 +321,13 @@ readMemoryPlanReport(StringRef path, StringRef entryName) {
   return std::optional<StepMemoryPlan>();
 }
 
-/// Writes /tmp/perf-<pid>.map, which names the JIT-compiled functions for
-/// `perf report`. Each function's size is taken as the distance to the next
-/// one, which is what the JIT's contiguous code layout gives.
-static void writePerfMap(ModuleOp module, ExecutionEngine &engine) {
+/// Writes a perf map (`<start> <size> <name>` per line, hexadecimal) naming
+/// the JIT-compiled functions: to /tmp/perf-<pid>.map, where `perf report`
+/// looks, when `destination` is "1", else to the file it names. Each
+/// function's size is taken as the distance to the next one, which is what
+/// the JIT's contiguous code layout gives.
+static void writePerfMap(ModuleOp module, ExecutionEngine &engine,
+                         StringRef destination) {
   SmallVector<std::pair<uintptr_t, std::string>> functions;
   module.walk([&](LLVM::LLVMFuncOp func) {
     if (func.isExternal())
@@ -337,8 +340,10 @@ static void writePerfMap(ModuleOp module, ExecutionEngine &engine) {
   });
   llvm::sort(functions);
   std::error_code error;
-  llvm::raw_fd_ostream os(llvm::formatv("/tmp/perf-{0}.map", ::getpid()).str(),
-                          error);
+  std::string path = destination == "1"
+                         ? llvm::formatv("/tmp/perf-{0}.map", ::getpid()).str()
+                         : destination.str();
+  llvm::raw_fd_ostream os(path, error);
   if (error)
     return;
   for (size_t i = 0; i < functions.size(); ++i) {
@@ -447,8 +452,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     return symbols;
   });
   step->engine->initialize();
-  if (std::getenv("RECAST_PERF_MAP"))
-    writePerfMap(module, *step->engine);
+  if (const char *perfMap = std::getenv("RECAST_PERF_MAP"); perfMap && *perfMap)
+    writePerfMap(module, *step->engine, perfMap);
   step->wrapperName = "_mlir_ciface_" + entryName;
   if (auto lookup = step->engine->lookupPacked(step->wrapperName); !lookup)
     return lookup.takeError();

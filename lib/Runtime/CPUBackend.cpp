@@ -77,15 +77,10 @@ const Blas &getBlas() {
       candidates = {"libopenblas.so.0", "libopenblas.so", "libcblas.so.3",
                     "libblas.so.3"};
     }
-    // OpenBLAS 0.3.21 (Debian 12) does not recognize recent Xeons and falls
-    // back to its generic "Prescott" kernels, 4x slower than its AVX-512
-    // ones; name the core for it unless the user did.
-    if (!std::getenv("OPENBLAS_CORETYPE")) {
-      if (__builtin_cpu_supports("avx512f"))
-        setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-      else if (__builtin_cpu_supports("avx2"))
-        setenv("OPENBLAS_CORETYPE", "Haswell", 0);
-    }
+    // Name the core for OpenBLAS unless the user did (it falls back to slow
+    // generic kernels on recent Xeons).
+    if (const char *core = recast_cpu_blas_core_type())
+      setenv("OPENBLAS_CORETYPE", core, 0);
     for (const std::string &name : candidates) {
       void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle)
@@ -285,6 +280,14 @@ public:
 
 std::unique_ptr<Backend> recast::runtime::createCPUBackend() {
   return std::make_unique<CPUBackend>();
+}
+
+extern "C" const char *recast_cpu_blas_core_type(void) {
+  if (__builtin_cpu_supports("avx512f"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2"))
+    return "Haswell";
+  return nullptr;
 }
 
 extern "C" const char *recast_cpu_blas_library(void) {

@@ -17,6 +17,7 @@
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/Init.h"
 #include "recast/Runtime/TrackingAllocator.h"
+#include "recast/Runtime/recast_runtime.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -52,7 +53,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <unistd.h>
 
 using namespace mlir;
 using ::recast::ElementKind;
@@ -663,4 +666,19 @@ static int runMain(int argc, char **argv) {
   return 0;
 }
 
-int main(int argc, char **argv) { return runMain(argc, argv); }
+/// recast-run links OpenBLAS (through the MILP solver's LAPACK), which picks
+/// its kernels when the process starts, before any code of ours runs: when
+/// it would pick the wrong ones, run again with the core type named.
+static void selectBlasKernels(char **argv) {
+  const char *core = recast_cpu_blas_core_type();
+  if (!core || std::getenv("OPENBLAS_CORETYPE"))
+    return;
+  setenv("OPENBLAS_CORETYPE", core, 0);
+  // On failure, carry on with the kernels OpenBLAS chose.
+  execv("/proc/self/exe", argv);
+}
+
+int main(int argc, char **argv) {
+  selectBlasKernels(argv);
+  return runMain(argc, argv);
+}

@@ -200,6 +200,13 @@ recast_status recast_take_deferred_error(void);
 /* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).
  * $RECAST_BLAS names another library, or "none". */
 const char *recast_cpu_blas_library(void);
+/* The OpenBLAS core type (the OPENBLAS_CORETYPE value) recast selects on this
+ * CPU, or NULL where OpenBLAS's own detection is used. OpenBLAS 0.3.21
+ * (Debian 12) does not recognize recent Xeons and falls back to its generic
+ * "Prescott" kernels, several times slower than its AVX-512 ones. It reads
+ * the variable once, when it is loaded: a program that links OpenBLAS must
+ * set it before it starts (recast-run re-executes itself with it set). */
+const char *recast_cpu_blas_core_type(void);
 /* CUDA: allocate with cuMemAllocManaged from now on (memory the host may
  * also touch, which compiled host code needs for its few host-side copies). */
 void recast_cuda_set_managed_memory(recast_device_t device, int on);
