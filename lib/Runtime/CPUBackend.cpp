@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <memory>
 #include <vector>
 
 using namespace recast::runtime;
@@ -256,21 +257,18 @@ public:
     float scale = d.alpha * (d.scale_a ? *d.scale_a : 1.0f) *
                   (d.scale_b ? *d.scale_b : 1.0f);
     int64_t sizeA = d.m * d.k, sizeB = d.k * d.n, sizeC = d.m * d.n;
-    std::vector<float> a(static_cast<size_t>(sizeA)),
-        b(static_cast<size_t>(sizeB)), c(static_cast<size_t>(sizeC));
+    // Uninitialized scratch: every element is written before it is read.
+    std::unique_ptr<float[]> a(new float[size_t(sizeA)]),
+        b(new float[size_t(sizeB)]), c(new float[size_t(sizeC)]);
     for (int64_t batch = 0; batch < d.batch; ++batch) {
-      for (int64_t i = 0; i < sizeA; ++i)
-        a[i] = loadElement(d.type_a, d.a, batch * sizeA + i);
-      for (int64_t i = 0; i < sizeB; ++i)
-        b[i] = loadElement(d.type_b, d.b, batch * sizeB + i);
+      widenElements(d.type_a, d.a, batch * sizeA, sizeA, a.get());
+      widenElements(d.type_b, d.b, batch * sizeB, sizeB, b.get());
       float beta = d.beta != 0.0f && d.c ? d.beta : 0.0f;
       if (beta != 0.0f)
-        for (int64_t i = 0; i < sizeC; ++i)
-          c[i] = loadElement(d.type_c, d.c, batch * sizeC + i);
-      blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, scale, a.data(), lda,
-                 b.data(), ldb, beta, c.data(), n);
-      for (int64_t i = 0; i < sizeC; ++i)
-        storeElement(d.type_c, d.d, batch * sizeC + i, c[i]);
+        widenElements(d.type_c, d.c, batch * sizeC, sizeC, c.get());
+      blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, scale, a.get(), lda, b.get(),
+                 ldb, beta, c.get(), n);
+      narrowElements(d.type_c, d.d, batch * sizeC, sizeC, c.get());
     }
     return RECAST_OK;
   }

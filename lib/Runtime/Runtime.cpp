@@ -198,6 +198,36 @@ float recast::runtime::loadElement(int32_t dtype, const void *base,
   return NAN;
 }
 
+void recast::runtime::widenElements(int32_t dtype, const void *base,
+                                    int64_t first, int64_t count, float *out) {
+  switch (dtype) {
+  case RECAST_F32:
+    std::memcpy(out, static_cast<const float *>(base) + first,
+                size_t(count) * sizeof(float));
+    return;
+  case RECAST_BF16: {
+    const uint16_t *in = static_cast<const uint16_t *>(base) + first;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = bf16ToFloat(in[i]);
+    return;
+  }
+  default:
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = loadElement(dtype, base, first + i);
+  }
+}
+
+void recast::runtime::narrowElements(int32_t dtype, void *base, int64_t first,
+                                     int64_t count, const float *in) {
+  if (dtype == RECAST_F32) {
+    std::memcpy(static_cast<float *>(base) + first, in,
+                size_t(count) * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    storeElement(dtype, base, first + i, in[i]);
+}
+
 void recast::runtime::storeElement(int32_t dtype, void *base, int64_t index,
                                    float value) {
   switch (dtype) {

@@ -71,6 +71,13 @@ void referenceGemm(const recast_gemm_desc &desc);
 /// Converts between recast_dtype elements and float on the host.
 float loadElement(int32_t dtype, const void *base, int64_t index);
 void storeElement(int32_t dtype, void *base, int64_t index, float value);
+/// `count` elements from `base[first]` on, widened to float (exactly: every
+/// recast_dtype is a subset of f32) or rounded from float to nearest even.
+/// One loop per type, so that the common conversions vectorize.
+void widenElements(int32_t dtype, const void *base, int64_t first,
+                   int64_t count, float *out);
+void narrowElements(int32_t dtype, void *base, int64_t first, int64_t count,
+                    const float *in);
 
 } // namespace recast::runtime
 
