@@ -99,6 +99,19 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     graph.request.save.push_back(remat && remat.getValue() == "save");
     node.keepLive = llvm::any_of(
         op.getUsers(), [&](Operation *user) { return user == terminator; });
+    // A destination-passing op writes its result into its init's buffer
+    // when that init dies here, as bufferization does (the zero-filled
+    // accumulator of a matmul): the memory report counts it the same way.
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+      for (OpOperand &init : dps.getDpsInitsMutable()) {
+        Operation *producer = init.get().getDefiningOp();
+        auto it = producer ? graph.nodeOf.find(producer) : graph.nodeOf.end();
+        if (it != graph.nodeOf.end() && !isa<tensor::EmptyOp>(producer)) {
+          node.inPlaceInput = it->second;
+          break;
+        }
+      }
+    }
     remat::NodeIndex index = graph.problem.addNode(std::move(node));
     graph.nodeOf[&op] = index;
     graph.ops.push_back(&op);

@@ -172,7 +172,7 @@ def test_function_passes_nest_explicitly(models_dir):
     path = os.path.join(models_dir, "gpt-tiny.mlir")
     before = recast.memory_report(path)
     module = recast.parse(path)
-    module.run("recast-autodiff,func.func(recast-remat{budget=0.8})")
+    module.run("recast-autodiff,func.func(recast-remat{budget=0.85})")
     assert module.memory_report("train_step")["peak_bytes"] < before["peak_bytes"]
     with pytest.raises(recast.RecastError, match="did you intend to nest"):
         recast.parse(path).run("recast-autodiff,recast-remat{budget=0.8}")

@@ -9,15 +9,15 @@ parameters and the loss), which live outside the arena while it is held.
 # RUN: rm -rf %t
 # RUN: %python %s --recast-run=recast-run --workdir=%t \
 # RUN:   --case=mlp:%examples/mlp/train_step.mlir:full \
-# RUN:   --case=gpt-tiny:%examples/models/gpt-tiny.mlir:0.8 | FileCheck %s
+# RUN:   --case=gpt-tiny:%examples/models/gpt-tiny.mlir:0.85 | FileCheck %s
 # RUN: not recast-run %examples/mlp/train_step.mlir --memory-plan --device=cuda 2>&1 | FileCheck %s --check-prefix=CUDA
 # CUDA: recast-run: error: --memory-plan is implemented for --device=cpu only
 # CHECK: PASS mlp plan
 # CHECK: PASS mlp full
 # CHECK: PASS mlp full+plan
 # CHECK: PASS gpt-tiny plan
-# CHECK: PASS gpt-tiny 0.8
-# CHECK: PASS gpt-tiny 0.8+plan
+# CHECK: PASS gpt-tiny 0.85
+# CHECK: PASS gpt-tiny 0.85+plan
 """
 
 import argparse
