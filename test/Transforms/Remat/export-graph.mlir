@@ -17,3 +17,4 @@ func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
   %b = linalg.negf ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %b : tensor<4xf32>
 }
+
