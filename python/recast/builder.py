@@ -569,11 +569,16 @@ class Function:
         x = self._pad_hw(x, padding, 0.0, name + "_in")
         sh, sw = _pair(stride)
         oh, ow = (x.shape[1] - kh) // sh + 1, (x.shape[2] - kw) // sw + 1
-        init = self.full((n, oh, ow, f), 0.0, hint=name)
-        return self._new(name, (n, oh, ow, f), x.elem,
-                         "linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = %s} "
+        return self._windowed_op(name, "linalg.conv_2d_nhwc_hwcf", x, w,
+                                 (n, oh, ow, f), sh, sw)
+
+    def _windowed_op(self, name, op, x, w, shape, sh, sw):
+        """A named convolution `op` of x and w into zeros of `shape`."""
+        init = self.full(shape, 0.0, hint=name)
+        return self._new(name, shape, x.elem,
+                         "%s {dilations = dense<1> : tensor<2xi64>, strides = %s} "
                          "ins(%s, %s : %s, %s) outs(%s : %s) -> %s"
-                         % (_strides_attr(sh, sw), x.name, w.name, x.type, w.type,
+                         % (op, _strides_attr(sh, sw), x.name, w.name, x.type, w.type,
                             init.name, init.type, init.type))
 
     def _pad_hw(self, x, padding, value, name):
@@ -635,12 +640,8 @@ class Function:
         sh, sw = _pair(stride)
         oh, ow = (h - kh) // sh + 1, (wd - kw) // sw + 1
         if native:
-            init = self.full((n, oh, ow, c), 0.0, hint=name)
-            return self._new(name, (n, oh, ow, c), x.elem,
-                             "linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
-                             "strides = %s} ins(%s, %s : %s, %s) outs(%s : %s) -> %s"
-                             % (_strides_attr(sh, sw), x.name, w.name, x.type, w.type,
-                                init.name, init.type, init.type))
+            return self._windowed_op(name, "linalg.depthwise_conv_2d_nhwc_hwc", x, w,
+                                     (n, oh, ow, c), sh, sw)
         windows, taps = [], []
         w_rows = self.collapse_shape(w, [[0, 1], [2]], name=name + "_taps")
         for i in range(kh):

@@ -157,15 +157,20 @@ static LogicalResult verifyWideFloatInput(Operation *op, Type type) {
   return success();
 }
 
-LogicalResult AmaxOp::verify() {
-  auto type = getInput().getType();
-  auto element = dyn_cast<FloatType>(type.getElementType());
+/// Checks that `type` holds floats of at most 32 bits (FP8, f16, bf16, f32).
+static LogicalResult verifyAtMost32BitFloatInput(Operation *op, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  auto element = dyn_cast<FloatType>(tensor.getElementType());
   if (!element || element.getWidth() > 32)
-    return emitOpError()
+    return op->emitOpError()
            << "input must be a tensor of floats of at most 32 bits (FP8, "
               "f16, bf16 or f32), got "
            << type;
   return success();
+}
+
+LogicalResult AmaxOp::verify() {
+  return verifyAtMost32BitFloatInput(*this, getInput().getType());
 }
 
 LogicalResult QuantizeOp::verify() {
@@ -185,12 +190,8 @@ LogicalResult QuantizeOp::verify() {
 
 LogicalResult DequantizeOp::verify() {
   auto input = getInput().getType();
-  auto element = dyn_cast<FloatType>(input.getElementType());
-  if (!element || element.getWidth() > 32)
-    return emitOpError()
-           << "input must be a tensor of floats of at most 32 bits (FP8, "
-              "f16, bf16 or f32), got "
-           << input;
+  if (failed(verifyAtMost32BitFloatInput(*this, input)))
+    return failure();
   if (getScales().empty())
     return emitOpError() << "needs at least one scale";
   auto result = getResult().getType();
