@@ -5,11 +5,11 @@
 // the budget, it evicts a held value, preferring values that are large,
 // cheap to recompute and not needed soon: the one with the smallest
 //   recompute cost / (bytes * steps until its next reader),
-// where the recompute cost also counts evicted inputs that would have to be
-// recomputed first (as in DTR, Kirisame et al. 2021, with the known future
-// order replacing staleness). A node whose input was evicted recomputes it
-// on demand, recursively. Values read by the evaluation in progress are
-// pinned; keep-live values are never evicted.
+// where the recompute cost also counts every evicted ancestor that would
+// have to be recomputed first (DTR's evicted neighbourhood, Kirisame et al.
+// 2021, with the known future order replacing staleness). A node whose input
+// was evicted recomputes it on demand, recursively. Values read by the
+// evaluation in progress are pinned; keep-live values are never evicted.
 //
 // Runs in O((N + E) log N) for typical graphs, which makes it the solver of
 // choice for large graphs and the fallback of `auto`.
@@ -36,7 +36,8 @@ public:
   GreedyScheduler(const Problem &problem, uint64_t budget, MemoryModel model)
       : problem(problem), budget(budget), n(problem.size()), position(n),
         consumersByPosition(n), nextConsumer(n, 0), remainingConsumers(n),
-        materialized(n, false), pinCount(n, 0), version(n, 0) {
+        materialized(n, false), pinCount(n, 0), version(n, 0),
+        visitedInEpoch(n, 0) {
     ArrayRef<NodeIndex> order = problem.order();
     for (size_t i = 0; i < n; ++i)
       position[order[i]] = i;
@@ -64,11 +65,35 @@ private:
     return materialized[v] && pinCount[v] == 0 && !problem.node(v).keepLive &&
            remainingConsumers[v] > 0;
   }
+  /// The cost of evaluating `v` again now: its own cost plus that of every
+  /// evicted ancestor the evaluation would have to rebuild first. Counting
+  /// only direct inputs makes a value whose rebuild reaches back through
+  /// many evicted ones (a gradient read again by the optimizer update at
+  /// the end of the step) look cheap, and evicting it then replays the
+  /// whole forward pass, once per such value.
+  double rebuildCost(NodeIndex v) const {
+    ++visitEpoch;
+    double total = problem.node(v).cost;
+    rebuildStack.assign(problem.preds(v).begin(), problem.preds(v).end());
+    size_t visits = 0;
+    while (!rebuildStack.empty()) {
+      NodeIndex u = rebuildStack.back();
+      rebuildStack.pop_back();
+      if (materialized[u] || visitedInEpoch[u] == visitEpoch)
+        continue;
+      visitedInEpoch[u] = visitEpoch;
+      total += problem.node(u).cost;
+      // Past this many ancestors the value is expensive enough to rank
+      // last; the bound keeps scoring linear on very large graphs.
+      if (++visits > kMaxRebuildVisits)
+        break;
+      for (NodeIndex w : problem.preds(u))
+        rebuildStack.push_back(w);
+    }
+    return total;
+  }
   double score(NodeIndex v) const {
-    double recompute = problem.node(v).cost;
-    for (NodeIndex u : problem.preds(v))
-      if (!materialized[u])
-        recompute += problem.node(u).cost;
+    double recompute = rebuildCost(v);
     size_t next = position[consumersByPosition[v][nextConsumer[v]]];
     double distance = next > now ? double(next - now) : 1.0;
     double bytes = std::max<double>(problem.node(v).bytes, 1);
@@ -116,6 +141,11 @@ private:
   uint64_t held = 0;
   size_t now = 0;
   Schedule schedule;
+  // Scratch of rebuildCost: one stamp per node instead of a cleared set.
+  mutable std::vector<uint32_t> visitedInEpoch;
+  mutable uint32_t visitEpoch = 0;
+  mutable std::vector<NodeIndex> rebuildStack;
+  static constexpr size_t kMaxRebuildVisits = 4096;
   static constexpr size_t kMaxEvaluationsPerNode = 64;
   size_t maxEvaluations = kMaxEvaluationsPerNode * n + 1024;
 };

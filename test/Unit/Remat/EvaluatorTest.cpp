@@ -9,17 +9,6 @@ using namespace recast::remat;
 
 namespace {
 
-NodeIndex addNode(Problem &problem, const char *name, double cost,
-                  uint64_t bytes, bool keepLive = false) {
-  Node node;
-  node.id = problem.size();
-  node.name = name;
-  node.cost = cost;
-  node.bytes = bytes;
-  node.keepLive = keepLive;
-  return problem.addNode(node);
-}
-
 /// a -> b -> c with a -> c: sizes 1, 2, 4; costs 1, 10, 100.
 Problem triangle() {
   Problem problem;

@@ -26,6 +26,18 @@
 namespace recast {
 namespace remat {
 
+/// Adds a node whose id is its index.
+inline NodeIndex addNode(Problem &problem, const char *name, double cost,
+                         uint64_t bytes, bool keepLive = false) {
+  Node node;
+  node.id = problem.size();
+  node.name = name;
+  node.cost = cost;
+  node.bytes = bytes;
+  node.keepLive = keepLive;
+  return problem.addNode(node);
+}
+
 /// The cheapest schedule within `budget` over all schedules, by Dijkstra on
 /// (values held, nodes evaluated at least once). Releasing a value is a free
 /// move, so the search covers every release policy, and the evaluator's
