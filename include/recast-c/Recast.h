@@ -133,9 +133,13 @@ typedef struct RecastProgramOptions {
   MlirStringRef rematBudget;
   /// LLVM optimization level of the JIT, 0-3.
   unsigned optLevel;
+  /// Apply each parameter update as soon as its gradient is final, into the
+  /// parameter's buffer (--recast-update-in-place).
+  bool updateInPlace;
 } RecastProgramOptions;
 
-/// The default options: entry train_step, no mixed precision or remat, -O2.
+/// The default options: entry train_step, no mixed precision or remat, -O2,
+/// updates in place.
 MLIR_CAPI_EXPORTED RecastProgramOptions recastProgramOptionsGetDefault(void);
 
 /// Parses `source` (keeping argument names), checks the entry against the

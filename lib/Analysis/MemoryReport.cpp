@@ -3,6 +3,7 @@
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -31,6 +32,32 @@ std::optional<int64_t> mlir::recast::getTensorBytes(Type type) {
   else
     return std::nullopt;
   return tensor.getNumElements() * elementBytes;
+}
+
+bool mlir::recast::isWrittenIntoDyingArgument(OpResult result) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+  if (!dps)
+    return false;
+  auto arg = dyn_cast<BlockArgument>(
+      dps.getDpsInitOperand(result.getResultNumber())->get());
+  if (!arg || getTensorBytes(arg.getType()) != getTensorBytes(result.getType()))
+    return false;
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    return false;
+  if (auto writable = func.getArgAttrOfType<BoolAttr>(
+          arg.getArgNumber(),
+          bufferization::BufferizationDialect::kWritableAttrName);
+      writable && !writable.getValue())
+    return false;
+  Operation *op = result.getOwner();
+  Block *block = arg.getOwner();
+  if (op->getBlock() != block)
+    return false;
+  return llvm::all_of(arg.getUsers(), [&](Operation *user) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    return top && (top == op || top->isBeforeInBlock(op));
+  });
 }
 
 MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
@@ -99,6 +126,11 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     // An empty tensor has no contents to hold: the op that writes into it
     // owns the buffer.
     if (value.getDefiningOp<tensor::EmptyOp>())
+      bytes = 0;
+    // A result written into an argument that dies there is the argument's
+    // buffer, which is counted already.
+    if (auto result = dyn_cast<OpResult>(value);
+        result && isWrittenIntoDyingArgument(result))
       bytes = 0;
     int64_t last =
         kind == ValueKind::Activation ? lastUse(value, defStep) : lastStep;

@@ -83,7 +83,10 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
       if (!bytes)
         return op.emitError() << "rematerialization needs static shapes, got "
                               << result.getType();
-      if (!isa<tensor::EmptyOp>(op))
+      // An update written into an argument that dies there holds the
+      // argument's buffer, which residentBytes counts.
+      if (!isa<tensor::EmptyOp>(op) &&
+          !isWrittenIntoDyingArgument(cast<OpResult>(result)))
         node.bytes += uint64_t(*bytes);
     }
     // A user's "save" keeps the op from being recomputed: an evaluation

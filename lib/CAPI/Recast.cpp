@@ -183,6 +183,7 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
   StepTransformOptions transform;
   transform.mixedPrecision = unwrap(options.mixedPrecision).str();
   transform.rematBudget = unwrap(options.rematBudget).str();
+  transform.updateInPlace = options.updateInPlace;
   if (llvm::Error err = transformStep(module, func, transform))
     return fail(std::move(err));
   std::optional<llvm::json::Value> report = functionReport(func);
@@ -419,7 +420,8 @@ recastSolveRemat(MlirStringRef graphJSON, uint64_t budgetBytes,
 RecastProgramOptions recastProgramOptionsGetDefault(void) {
   return RecastProgramOptions{mlirStringRefCreateFromCString("train_step"),
                               mlirStringRefCreate(nullptr, 0),
-                              mlirStringRefCreate(nullptr, 0), 2};
+                              mlirStringRefCreate(nullptr, 0), 2,
+                              /*updateInPlace=*/true};
 }
 
 RecastProgram recastProgramCreate(MlirContext context, MlirStringRef source,

@@ -235,6 +235,10 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       return makeError("mixed precision on @" + entryName + " failed");
   }
   autodiff.addPass(createRecastAutodiffPass());
+  // Before remat, so that its budget is a fraction of what the step holds
+  // with the updates in place.
+  if (options.updateInPlace)
+    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
   {
     // Without a budget the pass only applies recast.checkpoint regions and
     // recast.remat = "recompute" marks; "full" and "selective" name a

@@ -301,7 +301,8 @@ class Program:
 def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step",
             mixed_precision: Optional[str] = None,
             remat: Optional[Union[str, float, int]] = None,
-            opt_level: int = 2, filename: Optional[str] = None) -> Program:
+            opt_level: int = 2, filename: Optional[str] = None,
+            update_in_place: bool = True) -> Program:
     """Compiles a training step (MLIR text, a .mlir path, or a Module, which
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
@@ -309,6 +310,9 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     mixed_precision: "bf16" or "f16" (--recast-mixed-precision), or None.
     remat: a budget for --recast-remat: bytes (int), a fraction of the
       step's peak (float, e.g. 0.7), or a policy ("full", "selective").
+    update_in_place: apply each parameter update as soon as its gradient is
+      final, into the parameter's buffer (--recast-update-in-place); False
+      keeps the updates at the end of the step.
     Raises RecastError with MLIR's diagnostics when anything fails."""
     budget = "" if remat is None else str(remat)
     if not 0 <= opt_level <= 3:
@@ -316,11 +320,13 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     try:
         if isinstance(source, Module):
             native = _recast.Program(source._native, entry,
-                                     mixed_precision or "", budget, opt_level)
+                                     mixed_precision or "", budget, opt_level,
+                                     update_in_place)
         else:
             text, name = _read_source(source, filename)
             native = _recast.Program(_default_context(), text, name, entry,
-                                     mixed_precision or "", budget, opt_level)
+                                     mixed_precision or "", budget, opt_level,
+                                     update_in_place)
     except _recast.NativeError as error:
         _raise(error)
     return Program(native)

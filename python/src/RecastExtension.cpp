@@ -118,7 +118,7 @@ public:
   Program(const Context &context, const std::string &source,
           const std::string &filename, const std::string &entry,
           const std::string &mixedPrecision, const std::string &rematBudget,
-          unsigned optLevel)
+          unsigned optLevel, bool updateInPlace)
       : context(context.handle) {
     RecastProgramOptions options = recastProgramOptionsGetDefault();
     if (!entry.empty())
@@ -126,6 +126,7 @@ public:
     options.mixedPrecision = ref(mixedPrecision);
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
+    options.updateInPlace = updateInPlace;
     {
       // Compiling takes seconds: other Python threads run meanwhile.
       nb::gil_scoped_release release;
@@ -139,7 +140,7 @@ public:
   /// Compiles `module` in place (recastProgramCreateFromModule).
   Program(Module &module, const std::string &entry,
           const std::string &mixedPrecision, const std::string &rematBudget,
-          unsigned optLevel)
+          unsigned optLevel, bool updateInPlace)
       : context(module.context) {
     RecastProgramOptions options = recastProgramOptionsGetDefault();
     if (!entry.empty())
@@ -147,6 +148,7 @@ public:
     options.mixedPrecision = ref(mixedPrecision);
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
+    options.updateInPlace = updateInPlace;
     {
       nb::gil_scoped_release release;
       program = recastProgramCreateFromModule(module.module, options, appendTo,
@@ -281,14 +283,16 @@ NB_MODULE(_recast, m) {
   nb::class_<Program>(m, "Program")
       .def(nb::init<const Context &, const std::string &, const std::string &,
                     const std::string &, const std::string &,
-                    const std::string &, unsigned>(),
+                    const std::string &, unsigned, bool>(),
            nb::arg("context"), nb::arg("source"), nb::arg("filename"),
            nb::arg("entry"), nb::arg("mixed_precision"),
-           nb::arg("remat_budget"), nb::arg("opt_level"))
+           nb::arg("remat_budget"), nb::arg("opt_level"),
+           nb::arg("update_in_place"))
       .def(nb::init<Module &, const std::string &, const std::string &,
-                    const std::string &, unsigned>(),
+                    const std::string &, unsigned, bool>(),
            nb::arg("module"), nb::arg("entry"), nb::arg("mixed_precision"),
-           nb::arg("remat_budget"), nb::arg("opt_level"))
+           nb::arg("remat_budget"), nb::arg("opt_level"),
+           nb::arg("update_in_place"))
       .def_prop_ro("arguments", &Program::arguments)
       .def_prop_ro("memory_report",
                    [](const Program &p) {

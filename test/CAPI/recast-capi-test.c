@@ -277,22 +277,26 @@ static int testProgramOptions(MlirContext context, const char *path) {
   Buffer diagnostics = {NULL, 0};
   RecastProgramOptions options = recastProgramOptionsGetDefault();
   options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
-  RecastProgram program = recastProgramCreate(
-      context, mlirStringRefCreateFromCString(source),
-      mlirStringRefCreateFromCString(path), options, append, &diagnostics);
   double loss = 0;
-  if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
-    fprintf(stderr, "%s", text(&diagnostics));
-    return 1;
+  for (int inPlace = 1; inPlace >= 0; --inPlace) {
+    options.updateInPlace = inPlace;
+    RecastProgram program = recastProgramCreate(
+        context, mlirStringRefCreateFromCString(source),
+        mlirStringRefCreateFromCString(path), options, append, &diagnostics);
+    if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
+      fprintf(stderr, "%s", text(&diagnostics));
+      return 1;
+    }
+    printf("program-bf16%s: peak %lld loss %.3f\n",
+           inPlace ? "" : " updates at the end", reportPeak(program), loss);
+    recastProgramDestroy(program);
   }
-  printf("program-bf16: peak %lld loss %.3f\n", reportPeak(program), loss);
-  recastProgramDestroy(program);
 
   options = recastProgramOptionsGetDefault();
   options.mixedPrecision = mlirStringRefCreateFromCString("f8");
-  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
-                                mlirStringRefCreateFromCString(path), options,
-                                append, &diagnostics);
+  RecastProgram program = recastProgramCreate(
+      context, mlirStringRefCreateFromCString(source),
+      mlirStringRefCreateFromCString(path), options, append, &diagnostics);
   printf("program-bad-precision: null=%d\n%s", recastProgramIsNull(program),
          text(&diagnostics));
   reset(&diagnostics);

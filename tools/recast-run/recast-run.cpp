@@ -146,6 +146,13 @@ static cl::opt<std::string> rematBudget(
              "fraction of the step's peak such as 0.7), or with policy full "
              "or selective, before compiling"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<bool> updateInPlace(
+    "update-in-place",
+    cl::desc("Apply each parameter update as soon as its gradient is final, "
+             "into the parameter's buffer (recast-update-in-place); "
+             "--update-in-place=false keeps the updates at the end of the "
+             "step"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<bool> memoryPlan(
     "memory-plan",
     cl::desc("Place the step's buffers at static offsets in one arena "
@@ -316,6 +323,7 @@ static int runMain(int argc, char **argv) {
     if (fp8KeepFirstLast.getNumOccurrences())
       options.fp8KeepFirstLast = fp8KeepFirstLast;
     options.rematBudget = rematBudget;
+    options.updateInPlace = updateInPlace;
     if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
       return failWith(std::move(err));
   }

@@ -14,8 +14,9 @@
 //    counts. Returned values are used by the terminator, so they stay live to
 //    the end.
 //  * A tensor's bytes are its element count times ceil(bitwidth / 8) (index:
-//    8 bytes); non-tensor values and `tensor.empty` results (no contents yet)
-//    take no bytes.
+//    8 bytes); non-tensor values, `tensor.empty` results (no contents yet)
+//    and results written into an argument that dies there (they share the
+//    argument's buffer) take no bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,15 @@ namespace mlir::recast {
 /// The bytes one value of `type` occupies, or std::nullopt for a tensor
 /// whose shape is not static. Non-tensor types take 0 bytes.
 std::optional<int64_t> getTensorBytes(Type type);
+
+/// Whether `result` is written into the buffer of an argument of its
+/// function that dies there: the op is destination-passing, the init tied to
+/// `result` is a function argument of the same size that bufferization may
+/// write (not `bufferization.writable = false`), and no op after this one
+/// reads the argument. Bufferization then writes in place into the
+/// argument, so the result holds no bytes of its own (an optimizer update
+/// after recast-update-in-place).
+bool isWrittenIntoDyingArgument(OpResult result);
 
 /// "file:line:col" of `loc` (looking through fused and named locations), or
 /// "" when it has none: the location reports print.

@@ -280,6 +280,56 @@ def RecastDecomposeAggregatesPass
   ];
 }
 
+def RecastUpdateInPlacePass
+    : Pass<"recast-update-in-place", "func::FuncOp"> {
+  let summary = "Apply each parameter update as soon as its gradient is "
+                "final, into the parameter's own buffer";
+  let description = [{
+    A differentiated training step computes every gradient during the
+    backward pass and applies the optimizer at its end, so each parameter
+    gradient is held from the op that completes it to the end of the step,
+    and each updated parameter is a new buffer next to the old one. This pass
+    is the compiler's form of PyTorch's optimizer-in-backward hooks (and of
+    LOMO's fused update): every elementwise `linalg.generic` that reads a
+    `{recast.param}` or `{recast.state}` argument of the function and
+    produces a value of the same type (the SGD update `p - lr * g`, an Adam
+    moment) is rewritten to write into that argument (its `outs` becomes the
+    argument), and moved to just after the last op it depends on and the last
+    other reader of the argument. The gradient then dies at once, and the
+    update allocates nothing: bufferization writes it into the argument's
+    buffer, which the function returns.
+
+    Before (the update waits for the whole backward pass):
+
+    ```mlir
+    %gw = linalg.matmul ... // the gradient of %w, early in the backward
+    ... the rest of the backward pass ...
+    %e = tensor.empty() : tensor<8x4xf32>
+    %w2 = linalg.generic ... ins(%w, %gw : ...) outs(%e : tensor<8x4xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    %gw = linalg.matmul ...
+    %w2 = linalg.generic ... ins(%w, %gw : ...) outs(%w : tensor<8x4xf32>)
+    ... the rest of the backward pass ...
+    ```
+
+    Values are unchanged bit for bit: the update computes what it computed,
+    only earlier, and nothing reads the argument after it. An update whose
+    body reads its `outs` element, or whose argument another op also writes
+    into, is left alone. The memory report and the remat graph count a
+    result written into a writable argument that dies there as no new bytes,
+    which is what bufferization does with it.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numUpdates", "num-updates",
+              "Updates rewritten to write into their argument">,
+  ];
+}
+
 def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
