@@ -83,10 +83,11 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
       if (!bytes)
         return op.emitError() << "rematerialization needs static shapes, got "
                               << result.getType();
-      // An update written into an argument that dies there holds the
-      // argument's buffer, which residentBytes counts.
-      if (!isa<tensor::EmptyOp>(op) &&
-          !isWrittenIntoDyingArgument(cast<OpResult>(result)))
+      // A result written into an argument counts in full, although the
+      // memory report counts none when the argument dies there: a schedule
+      // may recompute a reader of the argument after the write, and then
+      // bufferization keeps a copy of the argument as long.
+      if (!isa<tensor::EmptyOp>(op))
         node.bytes += uint64_t(*bytes);
     }
     // A user's "save" keeps the op from being recomputed: an evaluation

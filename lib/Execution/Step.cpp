@@ -235,10 +235,6 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       return makeError("mixed precision on @" + entryName + " failed");
   }
   autodiff.addPass(createRecastAutodiffPass());
-  // Before remat, so that its budget is a fraction of what the step holds
-  // with the updates in place.
-  if (options.updateInPlace)
-    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
   {
     // Without a budget the pass only applies recast.checkpoint regions and
     // recast.remat = "recompute" marks; "full" and "selective" name a
@@ -250,6 +246,12 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       remat.budget = options.rematBudget;
     autodiff.addNestedPass<func::FuncOp>(createRecastRematPass(remat));
   }
+  // After remat: a recomputed op that reads a parameter must run before the
+  // parameter is overwritten, and this pass places each update after the
+  // last reader. It only moves updates earlier than the end of the step, so
+  // the step holds no more than the schedule remat verified.
+  if (options.updateInPlace)
+    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
   if (failed(autodiff.run(module)))
     return makeError((options.rematBudget.empty() ? "differentiating @"
                                                   : "differentiating or "

@@ -7,7 +7,10 @@
 //   4. milp, warm-started from the best schedule so far, on graphs small
 //      enough for the MILP (its model grows with the square of the nodes),
 //      with whatever time is left;
-//   5. a pass that drops recomputations the budget does not need.
+//   5. when none of them fits, the schedule of the smallest-peak search
+//      (greedy under tighter budgets, which can fit where greedy under this
+//      one does not);
+//   6. a pass that drops recomputations the budget does not need.
 // Each candidate is checked by the evaluator before it can win.
 //
 //===----------------------------------------------------------------------===//
@@ -96,6 +99,17 @@ Expected<SolveResult> AutoSolver::solve(const Problem &problem,
       deadline.secondsLeft() > 0.5)
     run("milp", deadline.secondsLeft() - 0.2);
 
+  if (!best) {
+    // Greedy is not monotone in the budget: it can fail here and succeed
+    // under a tighter budget, where it evicts earlier. The smallest-peak
+    // search runs it under tighter ones; its schedule fits this budget too.
+    SmallestPeak smallest = findSmallestPeak(problem, options.model);
+    if (smallest.peakBytes <= options.budget) {
+      SolveResult tighter;
+      tighter.schedule = std::move(smallest.schedule);
+      consider(smallest.solver + "@smallest-peak", std::move(tighter));
+    }
+  }
   if (!best)
     return make_error<OverBudgetError>(
         formatv("auto: no solver met the budget of {0} bytes ({1})",

@@ -3,16 +3,20 @@ into the parameter's buffer (recast-update-in-place, on by default): the
 losses and final parameters are bitwise those of the step with the updates
 at its end (--update-in-place=false), and the measured peak is lower by the
 gradients the step no longer holds (the MLP's peak is at its updates) and
-never higher.
+never higher. Under a remat budget the updates move after the schedule is
+applied (a recomputed reader of a parameter comes first), so the step still
+fits the budget.
 
 # RUN: rm -rf %t
 # RUN: %python %s --recast-run=recast-run --workdir=%t \
 # RUN:   --case=mlp:%examples/mlp/train_step.mlir::0.85 \
 # RUN:   --case=mlp-bf16:%examples/mlp/train_step.mlir:bf16:0.8 \
-# RUN:   --case=gpt-tiny:%examples/models/gpt-tiny.mlir::1.0 | FileCheck %s
+# RUN:   --case=gpt-tiny:%examples/models/gpt-tiny.mlir::1.0 \
+# RUN:   --case=gpt-tiny-remat:%examples/models/gpt-tiny.mlir::1.0:0.8 | FileCheck %s
 # CHECK: PASS mlp
 # CHECK: PASS mlp-bf16
 # CHECK: PASS gpt-tiny
+# CHECK: PASS gpt-tiny-remat
 """
 
 import argparse
@@ -24,13 +28,15 @@ import sys
 import numpy as np
 
 
-def run(options, name, model, precision, in_place):
-    save = os.path.join(options.workdir, f"{name}-{in_place}")
+def run(options, name, model, precision, in_place, remat=None):
+    save = os.path.join(options.workdir, f"{name}-{in_place}-{remat}")
     cmd = [options.recast_run, model, "--steps=3", "--seed=1",
            "--report=json", f"--save={save}",
            f"--update-in-place={'true' if in_place else 'false'}"]
     if precision:
         cmd.append(f"--mixed-precision={precision}")
+    if remat:
+        cmd.append(f"--remat={remat}")
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)}\n{result.stderr}")
@@ -51,18 +57,25 @@ def main():
     parser.add_argument("--recast-run", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--case", action="append", default=[],
-                        help="name:model:precision:largest measured ratio")
+                        help="name:model:precision:largest measured ratio"
+                        "[:remat budget ratio]")
     options = parser.parse_args()
     os.makedirs(options.workdir, exist_ok=True)
     failed = False
     for case in options.case:
-        name, model, precision, largest = case.split(":")
+        name, model, precision, largest, *remat = case.split(":")
         at_end = run(options, name, model, precision, False)
-        in_place = run(options, name, model, precision, True)
+        in_place = run(options, name, model, precision, True, *remat)
         bitwise = same(at_end, in_place)
         ratio = (in_place["measured_peak_bytes"] /
                  at_end["measured_peak_bytes"])
         ok = bitwise and ratio <= float(largest)
+        if remat:
+            budget = float(remat[0]) * at_end["static_peak_bytes"]
+            fits = in_place["static_peak_bytes"] <= budget
+            print(f"  remat {remat[0]}: static peak "
+                  f"{in_place['static_peak_bytes']} <= {int(budget)}: {fits}")
+            ok = ok and fits
         print(f"{'PASS' if ok else 'FAIL'} {name}: bitwise {bitwise}; "
               f"measured peak {in_place['measured_peak_bytes']} in place, "
               f"{at_end['measured_peak_bytes']} at the end ({ratio:.3f}, "

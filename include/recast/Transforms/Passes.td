@@ -319,9 +319,11 @@ def RecastUpdateInPlacePass
     Values are unchanged bit for bit: the update computes what it computed,
     only earlier, and nothing reads the argument after it. An update whose
     body reads its `outs` element, or whose argument another op also writes
-    into, is left alone. The memory report and the remat graph count a
-    result written into a writable argument that dies there as no new bytes,
-    which is what bufferization does with it.
+    into, is left alone. The memory report counts a result written into a
+    writable argument that dies there as no new bytes, which is what
+    bufferization does with it. Run it after `recast-remat` (recast-run
+    does): a recomputed reader of a parameter must come before the update,
+    and the remat graph counts updates in full.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
   let statistics = [
