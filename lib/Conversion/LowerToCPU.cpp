@@ -45,6 +45,10 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // Upstream places those deallocations at the end of the block; free each
   // buffer right after its last use instead.
   pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+  // The copies deallocation makes of arguments returned as results (the
+  // parameters updated in place), for callers that take the arguments back.
+  if (options.resultsAliasArguments)
+    pm.addNestedPass<func::FuncOp>(createRecastReturnArgumentsPass());
   // Those lifetimes are now explicit: one arena per function, with static
   // offsets, so the step allocates once.
   if (options.memoryPlan) {

@@ -395,6 +395,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
   lowering.blasCalls = true;
+  // call() adopts a returned argument buffer as the next step's argument.
+  lowering.resultsAliasArguments = true;
   // The plan's report comes back through a temporary file.
   SmallString<128> planReport;
   if (memoryPlan) {

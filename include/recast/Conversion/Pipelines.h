@@ -27,6 +27,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Where recast-memory-plan writes its JSON report (a "
                      "path, or - for stdout) with memory-plan on"),
       llvm::cl::init("")};
+  PassOptions::Option<bool> resultsAliasArguments{
+      *this, "results-alias-arguments",
+      llvm::cl::desc("Return an argument updated in place as itself instead "
+                     "of a copy (recast-return-arguments); the caller must "
+                     "accept results that alias its arguments, as recast-run "
+                     "does (it sets this)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> blasCalls{
       *this, "blas-calls",
       llvm::cl::desc("Send matmuls and batch matmuls to the runtime's "

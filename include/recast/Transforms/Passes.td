@@ -365,6 +365,37 @@ def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
   ];
 }
 
+def RecastReturnArgumentsPass
+    : Pass<"recast-return-arguments", "func::FuncOp"> {
+  let summary = "Return an argument as itself instead of a copy of it";
+  let description = [{
+    Ownership-based buffer deallocation makes a function own every buffer it
+    returns, so a result that is an argument's buffer (a parameter updated
+    in place by `recast-update-in-place`) is returned as a fresh copy made
+    at the end of the function: one more allocation and one more copy of
+    every parameter per training step. For callers that accept results
+    aliasing their arguments (recast-run, which adopts them as the next
+    step's arguments), this pass returns the argument itself:
+
+    ```mlir
+    %copy = memref.alloc() : memref<8xf32>
+    memref.copy %arg0, %copy : memref<8xf32> to memref<8xf32>
+    return %copy : memref<8xf32>
+    ```
+
+    becomes `return %arg0 : memref<8xf32>`. Only a fresh allocation whose
+    uses are that copy and the return is rewritten, when nothing writes the
+    argument after the copy and the return does not already hand out the
+    argument. Runs after buffer deallocation (`--recast-lower-to-cpu`
+    option `results-alias-arguments`).
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numReturned", "num-returned",
+              "Copies of arguments replaced by the arguments">,
+  ];
+}
+
 def RecastMemoryPlanPass : Pass<"recast-memory-plan", "ModuleOp"> {
   let summary = "Place the buffers of a function at static offsets in one arena";
   let description = [{
