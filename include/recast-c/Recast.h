@@ -127,8 +127,23 @@ typedef enum RecastArgumentRole {
 typedef struct RecastProgramOptions {
   /// The function to compile (empty: train_step).
   MlirStringRef entry;
-  /// Compute type of --recast-mixed-precision (bf16, f16); empty: none.
+  /// Compute type of --recast-mixed-precision (bf16, f16, fp8); empty: none.
   MlirStringRef mixedPrecision;
+  /// Loss scaling of --recast-mixed-precision (none, static:<S>, dynamic);
+  /// empty: none. Dynamic scaling adds its state arguments to the program.
+  MlirStringRef lossScale;
+  /// FP8 options of mixed precision fp8 (docs/MixedPrecision.md): the recipe
+  /// (delayed, current) and which contractions (layers, all); empty: the
+  /// pass's default.
+  MlirStringRef fp8Recipe;
+  MlirStringRef fp8Contractions;
+  /// Amax history length (0: the default) and margin (negative: the
+  /// default) of the delayed recipe.
+  int64_t amaxHistory;
+  int64_t margin;
+  /// Keep the first and last layers in FP32: 1 yes, 0 no, negative: the
+  /// default.
+  int fp8KeepFirstLast;
   /// Budget of --recast-remat (bytes, or a fraction like 0.7); empty: none.
   MlirStringRef rematBudget;
   /// LLVM optimization level of the JIT, 0-3.
@@ -138,8 +153,8 @@ typedef struct RecastProgramOptions {
   bool updateInPlace;
 } RecastProgramOptions;
 
-/// The default options: entry train_step, no mixed precision or remat, -O2,
-/// updates in place.
+/// The default options: entry train_step, no mixed precision, loss scaling
+/// or remat, the FP8 defaults, -O2, updates in place.
 MLIR_CAPI_EXPORTED RecastProgramOptions recastProgramOptionsGetDefault(void);
 
 /// Parses `source` (keeping argument names), checks the entry against the

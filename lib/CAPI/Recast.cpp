@@ -134,10 +134,14 @@ Program *unwrapProgram(RecastProgram program) {
 }
 
 /// Parses `source` with the parser state that keeps argument names.
+/// Parses `source` into `sourceMgr`, which owns the text that `state`'s
+/// ranges (the argument names) point into: keep it alive while they are
+/// read.
 OwningOpRef<ModuleOp> parseWithState(MLIRContext *context, StringRef source,
-                                     StringRef filename, AsmParserState &state,
+                                     StringRef filename,
+                                     llvm::SourceMgr &sourceMgr,
+                                     AsmParserState &state,
                                      llvm::raw_ostream &diagnostics) {
-  llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, filename), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, context, diagnostics);
@@ -176,16 +180,28 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     diagnostics.error(llvm::toString(std::move(err)));
     return RecastProgram{nullptr};
   };
-  SmallVector<std::string> names = getArgumentNames(func, state);
-  auto args = analyzeStepSignature(func, names);
-  if (!args)
-    return fail(args.takeError());
   StepTransformOptions transform;
   transform.mixedPrecision = unwrap(options.mixedPrecision).str();
+  transform.lossScale = unwrap(options.lossScale).str();
+  if (!unwrap(options.fp8Recipe).empty())
+    transform.fp8Recipe = unwrap(options.fp8Recipe).str();
+  if (!unwrap(options.fp8Contractions).empty())
+    transform.fp8Contractions = unwrap(options.fp8Contractions).str();
+  if (options.amaxHistory > 0)
+    transform.amaxHistory = options.amaxHistory;
+  if (options.margin >= 0)
+    transform.margin = options.margin;
+  if (options.fp8KeepFirstLast >= 0)
+    transform.fp8KeepFirstLast = options.fp8KeepFirstLast != 0;
   transform.rematBudget = unwrap(options.rematBudget).str();
   transform.updateInPlace = options.updateInPlace;
   if (llvm::Error err = transformStep(module, func, transform))
     return fail(std::move(err));
+  // After the transformation: dynamic loss scaling adds state arguments.
+  SmallVector<std::string> names = getArgumentNames(func, state);
+  auto args = analyzeStepSignature(func, names);
+  if (!args)
+    return fail(args.takeError());
   std::optional<llvm::json::Value> report = functionReport(func);
   if (!report) {
     diagnostics.error("memory report failed on @" + entry);
@@ -254,11 +270,12 @@ MlirModule recastModuleParse(MlirContext context, MlirStringRef source,
                              MlirStringCallback diagnostics, void *userData) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  llvm::SourceMgr sourceMgr;
   AsmParserState state;
   StringRef name = unwrap(filename);
   OwningOpRef<ModuleOp> module =
       parseWithState(unwrap(context), unwrap(source),
-                     name.empty() ? "<source>" : name, state, os);
+                     name.empty() ? "<source>" : name, sourceMgr, state, os);
   if (!module) {
     if (text.empty())
       text = "error: the source is not valid IR\n";
@@ -418,10 +435,19 @@ recastSolveRemat(MlirStringRef graphJSON, uint64_t budgetBytes,
 //===----------------------------------------------------------------------===//
 
 RecastProgramOptions recastProgramOptionsGetDefault(void) {
-  return RecastProgramOptions{mlirStringRefCreateFromCString("train_step"),
-                              mlirStringRefCreate(nullptr, 0),
-                              mlirStringRefCreate(nullptr, 0), 2,
-                              /*updateInPlace=*/true};
+  RecastProgramOptions options;
+  options.entry = mlirStringRefCreateFromCString("train_step");
+  options.mixedPrecision = mlirStringRefCreate(nullptr, 0);
+  options.lossScale = mlirStringRefCreate(nullptr, 0);
+  options.fp8Recipe = mlirStringRefCreate(nullptr, 0);
+  options.fp8Contractions = mlirStringRefCreate(nullptr, 0);
+  options.amaxHistory = 0;
+  options.margin = -1;
+  options.fp8KeepFirstLast = -1;
+  options.rematBudget = mlirStringRefCreate(nullptr, 0);
+  options.optLevel = 2;
+  options.updateInPlace = true;
+  return options;
 }
 
 RecastProgram recastProgramCreate(MlirContext context, MlirStringRef source,
@@ -433,10 +459,13 @@ RecastProgram recastProgramCreate(MlirContext context, MlirStringRef source,
   MLIRContext *ctx = unwrap(context);
   std::string parseText;
   llvm::raw_string_ostream parseOs(parseText);
+  // Owns the text the argument names of `state` point into.
+  llvm::SourceMgr sourceMgr;
   AsmParserState state;
   StringRef name = unwrap(filename);
-  OwningOpRef<ModuleOp> module = parseWithState(
-      ctx, unwrap(source), name.empty() ? "<source>" : name, state, parseOs);
+  OwningOpRef<ModuleOp> module =
+      parseWithState(ctx, unwrap(source), name.empty() ? "<source>" : name,
+                     sourceMgr, state, parseOs);
   if (!module) {
     if (parseText.empty())
       parseText = "error: the source is not valid IR\n";

@@ -261,7 +261,8 @@ class Program:
             if arg.name not in source:
                 kind = "params" if arg.role != "batch" else "batch"
                 raise KeyError(f"{kind} has no array for argument '{arg.name}'")
-            value = np.ascontiguousarray(source[arg.name], dtype=arg.dtype)
+            # asarray, not ascontiguousarray: that makes 0-d arrays 1-d.
+            value = np.asarray(source[arg.name], dtype=arg.dtype, order="C")
             if value.shape != arg.shape:
                 raise ValueError(
                     f"argument '{arg.name}' has shape {arg.shape}, got {value.shape}")
@@ -302,31 +303,56 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
             mixed_precision: Optional[str] = None,
             remat: Optional[Union[str, float, int]] = None,
             opt_level: int = 2, filename: Optional[str] = None,
-            update_in_place: bool = True) -> Program:
+            update_in_place: bool = True,
+            loss_scale: Optional[str] = None,
+            fp8_recipe: Optional[str] = None,
+            fp8_contractions: Optional[str] = None,
+            amax_history: Optional[int] = None,
+            margin: Optional[int] = None,
+            fp8_keep_first_last: Optional[bool] = None) -> Program:
     """Compiles a training step (MLIR text, a .mlir path, or a Module, which
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
 
-    mixed_precision: "bf16" or "f16" (--recast-mixed-precision), or None.
+    mixed_precision: "bf16", "f16" or "fp8" (--recast-mixed-precision), or
+      None.
+    loss_scale: "none", "static:<S>" or "dynamic" (GradScaler's algorithm;
+      its scale and growth counter become state arguments of the program).
+    fp8_recipe ("delayed", "current"), fp8_contractions ("layers", "all"),
+      amax_history, margin, fp8_keep_first_last: the FP8 options of
+      mixed_precision="fp8" (docs/MixedPrecision.md); None keeps the pass's
+      default.
     remat: a budget for --recast-remat: bytes (int), a fraction of the
       step's peak (float, e.g. 0.7), or a policy ("full", "selective").
     update_in_place: apply each parameter update as soon as its gradient is
       final, into the parameter's buffer (--recast-update-in-place); False
       keeps the updates at the end of the step.
     Raises RecastError with MLIR's diagnostics when anything fails."""
-    budget = "" if remat is None else str(remat)
     if not 0 <= opt_level <= 3:
         raise ValueError("opt_level must be 0-3")
+    if amax_history is not None and amax_history <= 0:
+        raise ValueError("amax_history must be positive")
+    if margin is not None and margin < 0:
+        raise ValueError("margin must be at least 0")
+    settings = _recast.ProgramSettings()
+    settings.entry = entry
+    settings.mixed_precision = mixed_precision or ""
+    settings.loss_scale = loss_scale or ""
+    settings.fp8_recipe = fp8_recipe or ""
+    settings.fp8_contractions = fp8_contractions or ""
+    settings.amax_history = amax_history or 0
+    settings.margin = -1 if margin is None else margin
+    settings.fp8_keep_first_last = (-1 if fp8_keep_first_last is None
+                                    else int(bool(fp8_keep_first_last)))
+    settings.remat_budget = "" if remat is None else str(remat)
+    settings.opt_level = opt_level
+    settings.update_in_place = update_in_place
     try:
         if isinstance(source, Module):
-            native = _recast.Program(source._native, entry,
-                                     mixed_precision or "", budget, opt_level,
-                                     update_in_place)
+            native = _recast.Program(source._native, settings)
         else:
             text, name = _read_source(source, filename)
-            native = _recast.Program(_default_context(), text, name, entry,
-                                     mixed_precision or "", budget, opt_level,
-                                     update_in_place)
+            native = _recast.Program(_default_context(), text, name, settings)
     except _recast.NativeError as error:
         _raise(error)
     return Program(native)

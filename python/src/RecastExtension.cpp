@@ -113,20 +113,40 @@ using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 using ArgumentInfo =
     std::tuple<std::string, int, std::string, unsigned, std::vector<int64_t>>;
 
-class Program {
-public:
-  Program(const Context &context, const std::string &source,
-          const std::string &filename, const std::string &entry,
-          const std::string &mixedPrecision, const std::string &rematBudget,
-          unsigned optLevel, bool updateInPlace)
-      : context(context.handle) {
+/// The options of a program, as Python sets them (recast.compile): strings
+/// that RecastProgramOptions refers to while the program is created.
+struct ProgramSettings {
+  std::string entry, mixedPrecision, lossScale, fp8Recipe, fp8Contractions,
+      rematBudget;
+  int64_t amaxHistory = 0, margin = -1;
+  int fp8KeepFirstLast = -1;
+  unsigned optLevel = 2;
+  bool updateInPlace = true;
+
+  RecastProgramOptions toOptions() const {
     RecastProgramOptions options = recastProgramOptionsGetDefault();
     if (!entry.empty())
       options.entry = ref(entry);
     options.mixedPrecision = ref(mixedPrecision);
+    options.lossScale = ref(lossScale);
+    options.fp8Recipe = ref(fp8Recipe);
+    options.fp8Contractions = ref(fp8Contractions);
+    options.amaxHistory = amaxHistory;
+    options.margin = margin;
+    options.fp8KeepFirstLast = fp8KeepFirstLast;
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
     options.updateInPlace = updateInPlace;
+    return options;
+  }
+};
+
+class Program {
+public:
+  Program(const Context &context, const std::string &source,
+          const std::string &filename, const ProgramSettings &settings)
+      : context(context.handle) {
+    RecastProgramOptions options = settings.toOptions();
     {
       // Compiling takes seconds: other Python threads run meanwhile.
       nb::gil_scoped_release release;
@@ -138,17 +158,9 @@ public:
       throw NativeError(diagnostics);
   }
   /// Compiles `module` in place (recastProgramCreateFromModule).
-  Program(Module &module, const std::string &entry,
-          const std::string &mixedPrecision, const std::string &rematBudget,
-          unsigned optLevel, bool updateInPlace)
+  Program(Module &module, const ProgramSettings &settings)
       : context(module.context) {
-    RecastProgramOptions options = recastProgramOptionsGetDefault();
-    if (!entry.empty())
-      options.entry = ref(entry);
-    options.mixedPrecision = ref(mixedPrecision);
-    options.rematBudget = ref(rematBudget);
-    options.optLevel = optLevel;
-    options.updateInPlace = updateInPlace;
+    RecastProgramOptions options = settings.toOptions();
     {
       nb::gil_scoped_release release;
       program = recastProgramCreateFromModule(module.module, options, appendTo,
@@ -280,19 +292,27 @@ NB_MODULE(_recast, m) {
       .def("memory_report", &Module::memoryReport, nb::arg("function") = "")
       .def("__str__", &Module::print);
 
+  nb::class_<ProgramSettings>(m, "ProgramSettings")
+      .def(nb::init<>())
+      .def_rw("entry", &ProgramSettings::entry)
+      .def_rw("mixed_precision", &ProgramSettings::mixedPrecision)
+      .def_rw("loss_scale", &ProgramSettings::lossScale)
+      .def_rw("fp8_recipe", &ProgramSettings::fp8Recipe)
+      .def_rw("fp8_contractions", &ProgramSettings::fp8Contractions)
+      .def_rw("amax_history", &ProgramSettings::amaxHistory)
+      .def_rw("margin", &ProgramSettings::margin)
+      .def_rw("fp8_keep_first_last", &ProgramSettings::fp8KeepFirstLast)
+      .def_rw("remat_budget", &ProgramSettings::rematBudget)
+      .def_rw("opt_level", &ProgramSettings::optLevel)
+      .def_rw("update_in_place", &ProgramSettings::updateInPlace);
+
   nb::class_<Program>(m, "Program")
       .def(nb::init<const Context &, const std::string &, const std::string &,
-                    const std::string &, const std::string &,
-                    const std::string &, unsigned, bool>(),
+                    const ProgramSettings &>(),
            nb::arg("context"), nb::arg("source"), nb::arg("filename"),
-           nb::arg("entry"), nb::arg("mixed_precision"),
-           nb::arg("remat_budget"), nb::arg("opt_level"),
-           nb::arg("update_in_place"))
-      .def(nb::init<Module &, const std::string &, const std::string &,
-                    const std::string &, unsigned, bool>(),
-           nb::arg("module"), nb::arg("entry"), nb::arg("mixed_precision"),
-           nb::arg("remat_budget"), nb::arg("opt_level"),
-           nb::arg("update_in_place"))
+           nb::arg("settings"))
+      .def(nb::init<Module &, const ProgramSettings &>(), nb::arg("module"),
+           nb::arg("settings"))
       .def_prop_ro("arguments", &Program::arguments)
       .def_prop_ro("memory_report",
                    [](const Program &p) {

@@ -181,3 +181,41 @@ def test_function_passes_nest_explicitly(models_dir):
     assert module.memory_report("train_step")["peak_bytes"] < before["peak_bytes"]
     with pytest.raises(recast.RecastError, match="did you intend to nest"):
         recast.parse(path).run("recast-autodiff,recast-remat{budget=0.8}")
+
+
+def test_loss_scaling_and_fp8_options(models_dir):
+    path = os.path.join(models_dir, "mlp-small.mlir")
+    # Dynamic loss scaling adds its state (GradScaler's scale and growth
+    # tracker), which the step carries like parameters.
+    program = recast.compile(path, mixed_precision="f16",
+                             loss_scale="dynamic", opt_level=0)
+    state = [a for a in program.arguments if a.role == "state"]
+    assert [(a.name, a.shape) for a in state] == [
+        ("loss_scale", ()), ("loss_scale_growth_tracker", ())]
+    params = program.init_params(0)
+    assert params["loss_scale"] == 65536.0
+    loss, updated = program.step(params, program.init_batch(0))
+    assert loss == pytest.approx(2.3118, abs=5e-3)
+    assert updated["loss_scale"] == 65536.0
+    assert updated["loss_scale_growth_tracker"] == 1.0
+
+    # The FP8 options reach the pass: the current recipe keeps no amax
+    # history, the delayed one carries it as state.
+    current = recast.compile(path, mixed_precision="fp8", fp8_recipe="current",
+                             margin=1, fp8_keep_first_last=False, opt_level=0)
+    assert not [a for a in current.arguments if a.role == "state"]
+    delayed = recast.compile(path, mixed_precision="fp8", amax_history=4,
+                             opt_level=0)
+    histories = [a for a in delayed.arguments
+                 if a.name.startswith("fp8_amax_history_")]
+    assert histories and all(a.role == "state" and a.shape == (4,)
+                             for a in histories)
+    loss, _ = current.step(current.init_params(0), current.init_batch(0))
+    assert loss == pytest.approx(2.3118, abs=0.02)
+
+    with pytest.raises(recast.RecastError, match="compute type fp8, not 'bf16'"):
+        recast.compile(path, mixed_precision="bf16", fp8_recipe="current")
+    with pytest.raises(recast.RecastError, match="loss-scale"):
+        recast.compile(path, mixed_precision="f16", loss_scale="sometimes")
+    with pytest.raises(ValueError, match="amax_history"):
+        recast.compile(path, mixed_precision="fp8", amax_history=0)

@@ -301,6 +301,29 @@ static int testProgramOptions(MlirContext context, const char *path) {
          text(&diagnostics));
   reset(&diagnostics);
 
+  /* The FP8 options reach the pass: the current recipe runs; an FP8 option
+     without compute type fp8 is refused. */
+  options = recastProgramOptionsGetDefault();
+  options.mixedPrecision = mlirStringRefCreateFromCString("fp8");
+  options.fp8Recipe = mlirStringRefCreateFromCString("current");
+  options.margin = 1;
+  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
+                                mlirStringRefCreateFromCString(path), options,
+                                append, &diagnostics);
+  if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
+    fprintf(stderr, "%s", text(&diagnostics));
+    return 1;
+  }
+  printf("program-fp8-current: loss %.2f\n", loss);
+  recastProgramDestroy(program);
+  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
+  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
+                                mlirStringRefCreateFromCString(path), options,
+                                append, &diagnostics);
+  printf("program-fp8-option-bf16: null=%d\n%s", recastProgramIsNull(program),
+         text(&diagnostics));
+  reset(&diagnostics);
+
   options = recastProgramOptionsGetDefault();
   options.rematBudget = mlirStringRefCreateFromCString("0.5");
   program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
