@@ -123,10 +123,7 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
     return makeError("compiling @" + entryName + " for CUDA (" + options.chip +
                      ") failed");
 
-  ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
-  engineOptions.transformer = transformer;
-  auto engineOr = ExecutionEngine::create(module, engineOptions);
+  auto engineOr = createHostExecutionEngine(module, options.optLevel);
   if (!engineOr)
     return engineOr.takeError();
   step->engine = std::move(*engineOr);

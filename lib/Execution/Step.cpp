@@ -362,6 +362,28 @@ static void writePerfMap(ModuleOp module, ExecutionEngine &engine,
   }
 }
 
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
+  // The optimizer needs the host's target machine: without it, LLVM's cost
+  // model knows no vector registers and vectorizes nothing.
+  auto hostMachineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostMachineBuilder)
+    return hostMachineBuilder.takeError();
+  auto hostMachine = hostMachineBuilder->createTargetMachine();
+  if (!hostMachine)
+    return hostMachine.takeError();
+  ExecutionEngineOptions engineOptions;
+  auto transformer =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, hostMachine->get());
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
+  return ExecutionEngine::create(module, engineOptions);
+}
+
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       ArrayRef<StepArgument> args, unsigned optLevel,
@@ -421,24 +443,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     step->memoryPlan = *plan;
   }
 
-  ExecutionEngineOptions engineOptions;
-  // The optimizer needs the host's target machine: without it, LLVM's cost
-  // model knows no vector registers and vectorizes nothing.
-  auto hostMachineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostMachineBuilder)
-    return hostMachineBuilder.takeError();
-  auto hostMachine = hostMachineBuilder->createTargetMachine();
-  if (!hostMachine)
-    return hostMachine.takeError();
-  auto transformer =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, hostMachine->get());
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel =
-      optLevel == 0   ? llvm::CodeGenOptLevel::None
-      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
-      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
-                      : llvm::CodeGenOptLevel::Aggressive;
-  auto engineOr = ExecutionEngine::create(module, engineOptions);
+  auto engineOr = createHostExecutionEngine(module, optLevel);
   if (!engineOr)
     return engineOr.takeError();
   step->engine = std::move(*engineOr);

@@ -117,6 +117,13 @@ struct StepMemoryPlan {
 
 /// A step compiled for the CPU. Every buffer it allocates goes through
 /// ::recast::TrackingAllocator::global().
+/// A JIT for `module` (lowered to the LLVM dialect), optimized at
+/// `optLevel` (0-3) for the host CPU: the optimizer gets the host's target
+/// machine, so that LLVM's vectorizer knows its vector registers. The CPU
+/// step and the CUDA step's host code both use it.
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createHostExecutionEngine(ModuleOp module, unsigned optLevel);
+
 class CompiledStep {
 public:
   /// Lowers `module` (which contains `entry`, already transformed) with the
