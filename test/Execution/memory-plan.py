@@ -3,8 +3,9 @@ block it asks the tracking allocator for is the planned arena, at every
 step), the results are bitwise those of the run without the plan, with and
 without remat, and the measured peak stays within the remat budget plus the
 documented allowance (docs/Remat.md): 5% (64-byte rounding, buffers
-bufferization does not reuse in place) and the returned buffers (the new
-parameters and the loss), which live outside the arena while it is held.
+bufferization does not reuse in place, fragmentation) and the returned
+buffers, which live outside the arena while it is held: the loss only, since
+the updated parameters come back in their argument buffers.
 
 # RUN: rm -rf %t
 # RUN: %python %s --recast-run=recast-run --workdir=%t \
