@@ -27,7 +27,8 @@ import os
 import subprocess
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recast_reference as ref  # noqa: E402
 
 
 def run(options, name, model, remat, plan):
@@ -46,13 +47,6 @@ def run(options, name, model, remat, plan):
     return report
 
 
-def same(a, b):
-    files = sorted(f for f in os.listdir(a["save"]) if f.endswith(".npy"))
-    return files and all(
-        np.array_equal(np.load(os.path.join(a["save"], f)),
-                       np.load(os.path.join(b["save"], f))) for f in files)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--recast-run", required=True)
@@ -67,7 +61,7 @@ def main():
         base = run(options, name, model, None, False)
         for config, plan in ((None, True), (remat, False), (remat, True)):
             report = run(options, name, model, config, plan)
-            ok = same(base, report)
+            ok = ref.saved_arrays_equal(base["save"], report["save"])
             notes = [f"bitwise {ok}"]
             if plan:
                 p = report["memory_plan"]

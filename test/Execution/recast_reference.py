@@ -185,6 +185,17 @@ def bitwise_mismatches(actual, expected):
     return count, first
 
 
+def saved_arrays_equal(dir_a, dir_b, count=None):
+    """Whether the arrays `recast-run --save` wrote into dir_a (every .npy,
+    final parameters, state and losses) equal those of the same names in
+    dir_b; false when there are none, or not `count` of them when given."""
+    files = sorted(f for f in os.listdir(dir_a) if f.endswith(".npy"))
+    if not files or (count is not None and len(files) != count):
+        return False
+    return all(np.array_equal(np.load(os.path.join(dir_a, f)),
+                              np.load(os.path.join(dir_b, f))) for f in files)
+
+
 # ----------------------------------------------------------------------------
 # Reference models (FP32 throughout, like the IR)
 # ----------------------------------------------------------------------------

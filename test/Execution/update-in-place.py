@@ -25,7 +25,8 @@ import os
 import subprocess
 import sys
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import recast_reference as ref  # noqa: E402
 
 
 def run(options, name, model, precision, in_place, remat=None):
@@ -45,13 +46,6 @@ def run(options, name, model, precision, in_place, remat=None):
     return report
 
 
-def same(a, b):
-    files = sorted(f for f in os.listdir(a["save"]) if f.endswith(".npy"))
-    return bool(files) and all(
-        np.array_equal(np.load(os.path.join(a["save"], f)),
-                       np.load(os.path.join(b["save"], f))) for f in files)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--recast-run", required=True)
@@ -66,7 +60,7 @@ def main():
         name, model, precision, largest, *remat = case.split(":")
         at_end = run(options, name, model, precision, False)
         in_place = run(options, name, model, precision, True, *remat)
-        bitwise = same(at_end, in_place)
+        bitwise = ref.saved_arrays_equal(at_end["save"], in_place["save"])
         ratio = (in_place["measured_peak_bytes"] /
                  at_end["measured_peak_bytes"])
         ok = bitwise and ratio <= float(largest)
