@@ -104,17 +104,23 @@ Expected<SolveResult> AutoSolver::solve(const Problem &problem,
     // under a tighter budget, where it evicts earlier. The smallest-peak
     // search runs it under tighter ones; its schedule fits this budget too.
     SmallestPeak smallest = findSmallestPeak(problem, options.model);
-    if (smallest.peakBytes <= options.budget) {
+    uint64_t smallestPeak = smallest.peakBytes;
+    std::string reachedBy = "solver " + smallest.solver;
+    if (smallestPeak <= options.budget) {
       SolveResult tighter;
       tighter.schedule = std::move(smallest.schedule);
       consider(smallest.solver + "@smallest-peak", std::move(tighter));
     }
+    // The error solve() gives a solver that falls short, from the search
+    // just run rather than a second one.
+    if (!best)
+      return make_error<InfeasibleBudgetError>(
+          options.budget, smallestPeak, std::move(reachedBy),
+          peakLowerBound(problem, options.model),
+          formatv("auto: no solver met the budget of {0} bytes ({1})",
+                  options.budget, join(notes, "; "))
+              .str());
   }
-  if (!best)
-    return make_error<OverBudgetError>(
-        formatv("auto: no solver met the budget of {0} bytes ({1})",
-                options.budget, join(notes, "; "))
-            .str());
 
   if (!best->optimal && best->schedule.size() <= kMaxPruneSteps &&
       !deadline.expired()) {
