@@ -78,27 +78,36 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     node.id = int64_t(graph.ops.size());
     node.name = op.getName().getStringRef().str();
     node.cost = estimateFlops(&op);
-    for (Value result : op.getResults()) {
+    // Arguments whose buffer a result of the op overwrites (a parameter
+    // updated in place, after every other reader of it).
+    SmallVector<BlockArgument> overwritten;
+    for (OpResult result : op.getResults()) {
       std::optional<int64_t> bytes = getTensorBytes(result.getType());
       if (!bytes)
         return op.emitError() << "rematerialization needs static shapes, got "
                               << result.getType();
-      // A result written into an argument counts in full, although the
-      // memory report counts none when the argument dies there: a schedule
-      // may recompute a reader of the argument after the write, and then
-      // bufferization keeps a copy of the argument as long.
-      if (!isa<tensor::EmptyOp>(op))
+      // Such a result takes no memory of its own, as in the memory report,
+      // as long as no reader of the argument is evaluated after it: the
+      // orderings below keep every schedule that way.
+      auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+      if (dps && isWrittenIntoDyingArgument(result))
+        overwritten.push_back(cast<BlockArgument>(
+            dps.getDpsInitOperand(result.getResultNumber())->get()));
+      else if (!isa<tensor::EmptyOp>(op))
         node.bytes += uint64_t(*bytes);
     }
+    // Evaluated again, the op would read the argument it has overwritten.
+    node.evaluateOnce = !overwritten.empty();
     // A user's "save" keeps the op from being recomputed: an evaluation
     // beyond the first would cost more than any schedule can save.
     auto remat = op.getAttrOfType<StringAttr>(RecastDialect::kRematAttrName);
     if ((remat && remat.getValue() == "save") ||
         (keepContractions && isContraction(&op)))
       node.cost = std::max(node.cost, 1.0) * 1e12;
-    auto block =
+    auto checkpointBlock =
         op.getAttrOfType<IntegerAttr>(RecastDialect::kCheckpointBlockAttrName);
-    graph.request.blockOf.push_back(block ? block.getInt() : -1);
+    graph.request.blockOf.push_back(checkpointBlock ? checkpointBlock.getInt()
+                                                    : -1);
     graph.request.recompute.push_back(remat && remat.getValue() == "recompute");
     graph.request.save.push_back(remat && remat.getValue() == "save");
     node.keepLive = llvm::any_of(
@@ -119,6 +128,12 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     remat::NodeIndex index = graph.problem.addNode(std::move(node));
     graph.nodeOf[&op] = index;
     graph.ops.push_back(&op);
+    for (BlockArgument arg : overwritten)
+      for (Operation *user : arg.getUsers()) {
+        auto reader = graph.nodeOf.find(block.findAncestorOpInBlock(*user));
+        if (reader != graph.nodeOf.end() && reader->second != index)
+          graph.problem.addOrdering(reader->second, index);
+      }
   }
 
   // Edges: every value an op reads, in its operands or inside its regions.

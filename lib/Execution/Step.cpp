@@ -235,6 +235,12 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       return makeError("mixed precision on @" + entryName + " failed");
   }
   autodiff.addPass(createRecastAutodiffPass());
+  // Before remat, so that the schedule it solves for is the step with its
+  // updates in place: the remat problem keeps every reader of a parameter
+  // before the parameter's update, and a budget ratio is a fraction of the
+  // smaller peak.
+  if (options.updateInPlace)
+    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
   {
     // Without a budget the pass only applies recast.checkpoint regions and
     // recast.remat = "recompute" marks; "full" and "selective" name a
@@ -246,12 +252,6 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       remat.budget = options.rematBudget;
     autodiff.addNestedPass<func::FuncOp>(createRecastRematPass(remat));
   }
-  // After remat: a recomputed op that reads a parameter must run before the
-  // parameter is overwritten, and this pass places each update after the
-  // last reader. It only moves updates earlier than the end of the step, so
-  // the step holds no more than the schedule remat verified.
-  if (options.updateInPlace)
-    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
   if (failed(autodiff.run(module)))
     return makeError((options.rematBudget.empty() ? "differentiating @"
                                                   : "differentiating or "

@@ -7,6 +7,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace llvm;
 
@@ -88,6 +89,20 @@ public:
     return list;
   }
 
+  /// A pair of node ids written as a two-element array.
+  Expected<std::pair<int64_t, int64_t>>
+  idPair(const json::Value &value, const Twine &where, StringRef shape) const {
+    const json::Array *pair = value.getAsArray();
+    std::optional<int64_t> first, second;
+    if (pair && pair->size() == 2) {
+      first = (*pair)[0].getAsInteger();
+      second = (*pair)[1].getAsInteger();
+    }
+    if (!first || !second)
+      return fail(where, "must be a pair " + shape);
+    return std::make_pair(*first, *second);
+  }
+
   StringRef origin;
 };
 
@@ -129,6 +144,10 @@ Error readNodes(const Reader &reader, const json::Array &nodes, bool nodeLink,
         return backward.takeError();
       node.phase = *backward ? Phase::Backward : Phase::Forward;
     }
+    auto evaluateOnce = reader.flag(*object, "evaluate_once", where);
+    if (!evaluateOnce)
+      return evaluateOnce.takeError();
+    node.evaluateOnce = *evaluateOnce;
     inPlaceIds.emplace_back();
     if (object->get("in_place_input")) {
       auto source = reader.integer(*object, "in_place_input", where);
@@ -199,16 +218,10 @@ Expected<Problem> parseObject(const Reader &reader, const json::Object &root) {
       source = *s;
       target = *t;
     } else {
-      const json::Array *pair = edge.getAsArray();
-      std::optional<int64_t> s, t;
-      if (pair && pair->size() == 2) {
-        s = (*pair)[0].getAsInteger();
-        t = (*pair)[1].getAsInteger();
-      }
-      if (!s || !t)
-        return reader.fail(where, "must be a pair [source id, target id]");
-      source = *s;
-      target = *t;
+      auto pair = reader.idPair(edge, where, "[source id, target id]");
+      if (!pair)
+        return pair.takeError();
+      std::tie(source, target) = *pair;
     }
     auto from = lookup(source, where);
     if (!from)
@@ -221,6 +234,29 @@ Expected<Problem> parseObject(const Reader &reader, const json::Object &root) {
           where, "the graph has a cycle: " + describeNode(problem, *from) +
                      " reads itself");
     problem.addEdge(*from, *to);
+  }
+
+  if (const json::Value *orderingsValue = root.get("orderings")) {
+    const json::Array *orderings = orderingsValue->getAsArray();
+    if (!orderings)
+      return reader.fail("top level", "field 'orderings' must be an array");
+    for (size_t index = 0; index < orderings->size(); ++index) {
+      std::string where = formatv("orderings[{0}]", index).str();
+      auto pair = reader.idPair((*orderings)[index], where,
+                                "[id evaluated before, id evaluated after]");
+      if (!pair)
+        return pair.takeError();
+      auto before = lookup(pair->first, where);
+      if (!before)
+        return before.takeError();
+      auto after = lookup(pair->second, where);
+      if (!after)
+        return after.takeError();
+      if (*before == *after)
+        return reader.fail(where, describeNode(problem, *before) +
+                                      " cannot follow itself");
+      problem.addOrdering(*before, *after);
+    }
   }
 
   for (size_t v = 0; v < inPlaceIds.size(); ++v)
@@ -317,8 +353,14 @@ json::Value toGraphJSON(const Problem &problem) {
       object["backward"] = node.phase == Phase::Backward;
     if (node.inPlaceInput)
       object["in_place_input"] = problem.node(*node.inPlaceInput).id;
+    if (node.evaluateOnce)
+      object["evaluate_once"] = true;
     nodes.push_back(std::move(object));
   }
+  json::Array orderings;
+  for (size_t v = 0; v < problem.size(); ++v)
+    for (NodeIndex w : problem.orderedAfter(v))
+      orderings.push_back(json::Array{problem.node(v).id, problem.node(w).id});
   json::Array edges;
   for (size_t v = 0; v < problem.size(); ++v)
     for (NodeIndex u : problem.preds(v))
@@ -332,6 +374,8 @@ json::Value toGraphJSON(const Problem &problem) {
       {"edges", std::move(edges)},      {"order", std::move(order)}};
   if (problem.residentBytes)
     root["resident_bytes"] = static_cast<int64_t>(problem.residentBytes);
+  if (!orderings.empty())
+    root["orderings"] = std::move(orderings);
   return root;
 }
 

@@ -10,6 +10,9 @@
 // 2021, with the known future order replacing staleness). A node whose input
 // was evicted recomputes it on demand, recursively. Values read by the
 // evaluation in progress are pinned; keep-live values are never evicted.
+// Nor is a value whose rebuild could come too late: one read after a node
+// that overwrites what the value or one of its ancestors reads (a parameter
+// updated in place), or after an evaluate-once ancestor.
 //
 // Runs in O((N + E) log N) for typical graphs, which makes it the solver of
 // choice for large graphs and the fallback of `auto`.
@@ -37,10 +40,15 @@ public:
       : problem(problem), budget(budget), n(problem.size()), position(n),
         consumersByPosition(n), nextConsumer(n, 0), remainingConsumers(n),
         materialized(n, false), pinCount(n, 0), version(n, 0),
-        visitedInEpoch(n, 0) {
+        rebuildDeadline(evaluationDeadlines(problem)), visitedInEpoch(n, 0) {
     ArrayRef<NodeIndex> order = problem.order();
     for (size_t i = 0; i < n; ++i)
       position[order[i]] = i;
+    // A rebuild may evaluate any ancestor again, so it must happen before
+    // the earliest deadline among them.
+    for (NodeIndex v : order)
+      for (NodeIndex u : problem.preds(v))
+        rebuildDeadline[v] = std::min(rebuildDeadline[v], rebuildDeadline[u]);
     for (size_t v = 0; v < n; ++v) {
       consumersByPosition[v] = problem.succs(v);
       llvm::sort(consumersByPosition[v], [&](NodeIndex a, NodeIndex b) {
@@ -63,7 +71,8 @@ private:
 
   bool evictable(NodeIndex v) const {
     return materialized[v] && pinCount[v] == 0 && !problem.node(v).keepLive &&
-           remainingConsumers[v] > 0;
+           !problem.node(v).evaluateOnce && remainingConsumers[v] > 0 &&
+           position[consumersByPosition[v].back()] <= rebuildDeadline[v];
   }
   /// The cost of evaluating `v` again now: its own cost plus that of every
   /// evicted ancestor the evaluation would have to rebuild first. Counting
@@ -136,6 +145,9 @@ private:
   std::vector<bool> materialized;
   std::vector<uint32_t> pinCount;
   std::vector<uint32_t> version;
+  /// The latest position in the initial order at which `v` can still be
+  /// rebuilt: the earliest evaluation deadline of it and its ancestors.
+  std::vector<size_t> rebuildDeadline;
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>>
       candidates;
   uint64_t held = 0;

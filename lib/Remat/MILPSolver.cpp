@@ -21,6 +21,8 @@
 //                 (linearized with the hazard count)
 //   U[t,k] <= budget
 //
+// R[t,i] is fixed to 0 for t past i's evaluation deadline (a node that
+// overwrites what i reads comes at that stage, or i is evaluated once).
 // Keep-live values are held from their first evaluation to the end. The
 // model counts a value at least as long as the evaluator does, so a
 // solution that fits in the MILP fits when the evaluator replays it; the
@@ -142,10 +144,14 @@ MILPModel::MILPModel(const Problem &problem, uint64_t budget, MemoryModel model)
   rIndex.resize(n);
   sIndex.resize(n);
   uIndex.resize(n);
+  // Stage t evaluates its nodes in the initial order, so node i may be
+  // evaluated in stage t only while t <= its deadline.
+  std::vector<size_t> deadline = evaluationDeadlines(problem);
   for (size_t t = 0; t < n; ++t) {
     for (size_t i = 0; i <= t; ++i)
       rIndex[t].push_back(addColumn(problem.node(order[i]).cost / costScale,
-                                    i == t ? 1 : 0, 1, true));
+                                    i == t ? 1 : 0,
+                                    t <= deadline[order[i]] ? 1 : 0, true));
     for (size_t i = 0; i < t; ++i) {
       bool keep = problem.node(order[i]).keepLive;
       sIndex[t].push_back(addColumn(0, keep ? 1 : 0, 1, true));

@@ -42,6 +42,8 @@ NodeIndex Problem::addNode(Node node) {
   nodes.push_back(std::move(node));
   predecessors.emplace_back();
   successors.emplace_back();
+  mustFollow.emplace_back();
+  mustPrecede.emplace_back();
   defaultOrder.clear();
   return static_cast<NodeIndex>(nodes.size() - 1);
 }
@@ -55,6 +57,16 @@ void Problem::addEdge(NodeIndex producer, NodeIndex consumer) {
   inputs.push_back(producer);
   successors[producer].push_back(consumer);
   ++edgeCount;
+}
+
+void Problem::addOrdering(NodeIndex before, NodeIndex after) {
+  assert(before < nodes.size() && after < nodes.size() &&
+         "ordering between unknown nodes");
+  if (llvm::is_contained(mustFollow[before], after))
+    return;
+  mustFollow[before].push_back(after);
+  mustPrecede[after].push_back(before);
+  ++orderingCount;
 }
 
 ArrayRef<NodeIndex> Problem::order() const {
@@ -103,7 +115,7 @@ Expected<std::vector<NodeIndex>> topologicalOrder(const Problem &problem) {
   // whose nodes are already listed in topological order keeps that order.
   std::priority_queue<NodeIndex, std::vector<NodeIndex>, std::greater<>> ready;
   for (size_t i = 0; i < n; ++i) {
-    pending[i] = problem.preds(i).size();
+    pending[i] = problem.preds(i).size() + problem.orderedBefore(i).size();
     if (pending[i] == 0)
       ready.push(i);
   }
@@ -114,6 +126,9 @@ Expected<std::vector<NodeIndex>> topologicalOrder(const Problem &problem) {
     ready.pop();
     order.push_back(v);
     for (NodeIndex w : problem.succs(v))
+      if (--pending[w] == 0)
+        ready.push(w);
+    for (NodeIndex w : problem.orderedAfter(v))
       if (--pending[w] == 0)
         ready.push(w);
   }
@@ -131,11 +146,11 @@ Expected<std::vector<NodeIndex>> topologicalOrder(const Problem &problem) {
   while (seenAt[v] < 0) {
     seenAt[v] = walk.size();
     walk.push_back(v);
-    for (NodeIndex u : problem.preds(v))
-      if (pending[u] != 0) {
-        v = u;
-        break;
-      }
+    auto unsorted = [&](NodeIndex u) { return pending[u] != 0; };
+    auto input = llvm::find_if(problem.preds(v), unsorted);
+    v = input != problem.preds(v).end()
+            ? *input
+            : *llvm::find_if(problem.orderedBefore(v), unsorted);
   }
   std::string cycle;
   for (size_t i = walk.size(); i-- > static_cast<size_t>(seenAt[v]);)
@@ -163,6 +178,11 @@ Expected<Evaluation> evaluate(const Problem &problem,
   std::vector<size_t> inPlaceSource(steps, kNever);
   std::vector<bool> evaluatedBefore(n, false);
   Evaluation result;
+  auto misordered = [&](size_t t, const Twine &reason) {
+    return createStringError(
+        inconvertibleErrorCode(), "step %zu evaluates %s %s", t,
+        describeNode(problem, schedule[t]).c_str(), reason.str().c_str());
+  };
 
   for (size_t t = 0; t < steps; ++t) {
     NodeIndex v = schedule[t];
@@ -180,6 +200,13 @@ Expected<Evaluation> evaluate(const Problem &problem,
             describeNode(problem, v).c_str(), describeNode(problem, u).c_str());
       lastRead[producerStep] = t;
     }
+    if (evaluatedBefore[v] && problem.node(v).evaluateOnce)
+      return misordered(t, "again, but it may be evaluated only once (it "
+                           "overwrites what it reads)");
+    for (NodeIndex w : problem.orderedAfter(v))
+      if (evaluatedBefore[w])
+        return misordered(t, "after " + describeNode(problem, w) +
+                                 ", which overwrites what it reads");
     if (model == MemoryModel::Recast && problem.node(v).inPlaceInput)
       inPlaceSource[t] = latestStep[*problem.node(v).inPlaceInput];
     lastRead[t] = t;
@@ -228,6 +255,22 @@ Expected<Evaluation> evaluate(const Problem &problem,
     }
   }
   return result;
+}
+
+std::vector<size_t> evaluationDeadlines(const Problem &problem) {
+  size_t n = problem.size();
+  ArrayRef<NodeIndex> order = problem.order();
+  std::vector<size_t> position(n);
+  for (size_t p = 0; p < order.size(); ++p)
+    position[order[p]] = p;
+  std::vector<size_t> deadline(n, n);
+  for (size_t v = 0; v < n; ++v) {
+    if (problem.node(v).evaluateOnce)
+      deadline[v] = position[v];
+    for (NodeIndex w : problem.orderedAfter(v))
+      deadline[v] = std::min(deadline[v], position[w]);
+  }
+  return deadline;
 }
 
 uint64_t peakLowerBound(const Problem &problem, MemoryModel model) {
@@ -293,6 +336,10 @@ Error check(const Problem &problem, std::optional<uint64_t> budget,
         return problemError(formatv("the graph has a cycle: {0} reads itself",
                                     describeNode(problem, v)));
     }
+    for (NodeIndex w : problem.orderedAfter(v))
+      if (w == v)
+        return problemError(
+            formatv("{0} must follow itself", describeNode(problem, v)));
     if (node.inPlaceInput &&
         !llvm::is_contained(problem.preds(v), *node.inPlaceInput))
       return problemError(formatv("{0} reuses the buffer of a node that is "
@@ -331,6 +378,14 @@ Error check(const Problem &problem, std::optional<uint64_t> budget,
                                     "{0} comes before its input {1}",
                                     describeNode(problem, v),
                                     describeNode(problem, u)));
+  for (size_t v = 0; v < n; ++v)
+    for (NodeIndex w : problem.orderedAfter(v))
+      if (position[v] > position[w])
+        return problemError(formatv("the initial order is not valid: {0} "
+                                    "comes after {1}, which overwrites what "
+                                    "it reads",
+                                    describeNode(problem, v),
+                                    describeNode(problem, w)));
 
   if (budget) {
     uint64_t bound = peakLowerBound(problem, model);

@@ -55,6 +55,10 @@ struct Node {
   /// producer when that buffer dies at this step (elementwise ops updating in
   /// place). Must be one of the node's predecessors.
   std::optional<NodeIndex> inPlaceInput;
+  /// The node may be evaluated only once: its evaluation overwrites storage
+  /// that it reads (a parameter updated in place), so a second evaluation
+  /// would see its own result.
+  bool evaluateOnce = false;
 };
 
 /// How bytes are counted by the evaluator.
@@ -81,6 +85,11 @@ public:
   /// Adds the edge `producer -> consumer` (consumer reads producer's output).
   /// Adding the same edge twice has no effect.
   void addEdge(NodeIndex producer, NodeIndex consumer);
+  /// Requires every evaluation of `before` to come before every evaluation
+  /// of `after`: `after` overwrites storage that `before` reads (the update
+  /// of a parameter in place, and the ops that read the parameter). Adding
+  /// the same ordering twice has no effect.
+  void addOrdering(NodeIndex before, NodeIndex after);
   /// Sets the initial topological order. When never called, the order is the
   /// order in which nodes were added.
   void setOrder(std::vector<NodeIndex> order) {
@@ -99,6 +108,15 @@ public:
     return successors[index];
   }
   size_t numEdges() const { return edgeCount; }
+  /// The nodes that must follow every evaluation of `index`.
+  llvm::ArrayRef<NodeIndex> orderedAfter(NodeIndex index) const {
+    return mustFollow[index];
+  }
+  /// The nodes whose every evaluation must precede `index`.
+  llvm::ArrayRef<NodeIndex> orderedBefore(NodeIndex index) const {
+    return mustPrecede[index];
+  }
+  size_t numOrderings() const { return orderingCount; }
   /// The initial topological order (every node exactly once).
   llvm::ArrayRef<NodeIndex> order() const;
 
@@ -117,9 +135,12 @@ private:
   std::vector<Node> nodes;
   std::vector<std::vector<NodeIndex>> predecessors;
   std::vector<std::vector<NodeIndex>> successors;
+  std::vector<std::vector<NodeIndex>> mustFollow;
+  std::vector<std::vector<NodeIndex>> mustPrecede;
   std::vector<NodeIndex> initialOrder;
   mutable std::vector<NodeIndex> defaultOrder;
   size_t edgeCount = 0;
+  size_t orderingCount = 0;
 };
 
 /// What the evaluator reports about one schedule.
@@ -137,8 +158,10 @@ struct Evaluation {
 };
 
 /// Simulates `schedule` and returns its exact peak and cost. Fails when a
-/// step names an unknown node or reads an input that no earlier step
-/// evaluated. Does not require the schedule to be complete (see verify()).
+/// step names an unknown node, reads an input that no earlier step
+/// evaluated, evaluates a node after one that must follow it, or evaluates
+/// an evaluate-once node twice. Does not require the schedule to be complete
+/// (see verify()).
 llvm::Expected<Evaluation> evaluate(const Problem &problem,
                                     llvm::ArrayRef<NodeIndex> schedule,
                                     MemoryModel model = MemoryModel::Checkmate);
@@ -150,9 +173,9 @@ uint64_t peakLowerBound(const Problem &problem,
 
 /// Checks that the problem is well formed: at least one node, unique ids,
 /// edges between existing nodes, no cycle, an initial order that is a
-/// topological permutation, in-place inputs that are predecessors, byte and
-/// cost totals that cannot overflow. With a budget, also checks that the
-/// budget is at least peakLowerBound().
+/// topological permutation that respects the orderings, in-place inputs that
+/// are predecessors, byte and cost totals that cannot overflow. With a budget,
+/// also checks that the budget is at least peakLowerBound().
 llvm::Error check(const Problem &problem,
                   std::optional<uint64_t> budget = std::nullopt,
                   MemoryModel model = MemoryModel::Checkmate);
@@ -166,11 +189,20 @@ llvm::Expected<Evaluation> verify(const Problem &problem,
                                   uint64_t budget,
                                   MemoryModel model = MemoryModel::Checkmate);
 
+/// For each node, the position in the initial order of the latest node
+/// before which it may still be evaluated: the first node that must follow
+/// it (orderings), its own position when it is evaluated only once, and
+/// past the end (size()) otherwise. A schedule that walks the initial order
+/// may evaluate node v while it is about to evaluate the node at position p
+/// only when p <= deadline[v].
+std::vector<size_t> evaluationDeadlines(const Problem &problem);
+
 /// The schedule that evaluates every node once, in the initial order.
 Schedule initialSchedule(const Problem &problem);
 
 /// A stable topological sort: nodes in ascending index order whenever the
-/// edges allow it. Fails with the nodes of a cycle when there is one.
+/// edges and orderings allow it. Fails with the nodes of a cycle when there is
+/// one.
 llvm::Expected<std::vector<NodeIndex>> topologicalOrder(const Problem &problem);
 
 /// A short human-readable reference to a node, e.g. `'conv1' (id 3)`.

@@ -168,7 +168,10 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     Translates the function into lib/Remat's problem (RematGraph: one node
     per op, FLOPs from the iteration domain, output bytes from the tensor
     types, so bf16 activations weigh half; returned values kept live;
-    arguments resident), solves it for the budget with the chosen solver,
+    arguments resident; an update written into its parameter by
+    `recast-update-in-place` takes no bytes, is evaluated once, and follows
+    every evaluation of the parameter's other readers), solves it for the
+    budget with the chosen solver,
     and rewrites the body to the schedule: ops are reordered, and an op
     evaluated more than once is cloned right where its value is needed
     again, its consumers reading the latest evaluation. The semantics are
@@ -321,9 +324,11 @@ def RecastUpdateInPlacePass
     body reads its `outs` element, or whose argument another op also writes
     into, is left alone. The memory report counts a result written into a
     writable argument that dies there as no new bytes, which is what
-    bufferization does with it. Run it after `recast-remat` (recast-run
-    does): a recomputed reader of a parameter must come before the update,
-    and the remat graph counts updates in full.
+    bufferization does with it. Run it before `recast-remat` (recast-run
+    does): the remat problem then holds the smaller in-place step, counts an
+    update written into its argument as no new bytes, and orders every
+    evaluation of a reader of the parameter, recomputations included, before
+    the update (which is itself never evaluated twice).
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
   let statistics = [

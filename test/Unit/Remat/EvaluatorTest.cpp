@@ -5,6 +5,8 @@
 
 #include "RematTestUtils.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 using namespace recast::remat;
 
 namespace {
@@ -158,6 +160,44 @@ TEST(Evaluator, RejectsReadsBeforeEvaluationAndUnknownNodes) {
       std::string::npos);
 }
 
+/// A parameter read by `r` and `late` and updated in place by `update`:
+/// s -> r, s -> update, r -> late; `update` must follow every evaluation of
+/// `r` and `late`, and may run only once.
+Problem parameterUpdate() {
+  Problem problem;
+  NodeIndex s = addNode(problem, "s", 1, 1);
+  NodeIndex r = addNode(problem, "r", 1, 4);
+  NodeIndex update = addNode(problem, "update", 1, 0, /*keepLive=*/true);
+  NodeIndex late = addNode(problem, "late", 1, 1);
+  problem.addEdge(s, r);
+  problem.addEdge(s, update);
+  problem.addEdge(r, late);
+  problem.node(update).evaluateOnce = true;
+  problem.addOrdering(r, update);
+  problem.setOrder({s, r, update, late});
+  return problem;
+}
+
+TEST(Evaluator, ReadersOfAnOverwrittenValueComeFirst) {
+  Problem problem = parameterUpdate();
+  EXPECT_NO_ERROR(check(problem));
+  EXPECT_NO_ERROR(verify(problem, {0, 1, 2, 3}, 100).takeError());
+  // Recomputing r for `late` after the update would read the new value.
+  std::string after = errorText(evaluate(problem, {0, 1, 2, 1, 3}).takeError());
+  EXPECT_NE(after.find("step 3 evaluates 'r' (id 1) after 'update' (id 2), "
+                       "which overwrites what it reads"),
+            std::string::npos)
+      << after;
+  // Before the update, r may be evaluated again.
+  EXPECT_NO_ERROR(evaluate(problem, {0, 1, 1, 2, 3}).takeError());
+  std::string twice = errorText(evaluate(problem, {0, 1, 2, 2, 3}).takeError());
+  EXPECT_NE(twice.find("step 3 evaluates 'update' (id 2) again, but it may be "
+                       "evaluated only once"),
+            std::string::npos)
+      << twice;
+  EXPECT_EQ(evaluationDeadlines(problem), (std::vector<size_t>{4, 2, 2, 4}));
+}
+
 TEST(Check, AcceptsAWellFormedProblem) {
   Problem problem = triangle();
   EXPECT_NO_ERROR(check(problem));
@@ -206,6 +246,21 @@ TEST(Check, RejectsInvalidCostsAndInPlaceInputs) {
   inPlace.node(1).inPlaceInput = 2;
   EXPECT_NE(errorText(check(inPlace)).find("not one of its inputs"),
             std::string::npos);
+}
+
+TEST(Check, RejectsInitialOrdersThatBreakAnOrdering) {
+  Problem problem = parameterUpdate();
+  problem.setOrder({0, 2, 1, 3});
+  std::string message = errorText(check(problem));
+  EXPECT_NE(message.find("the initial order is not valid: 'r' (id 1) comes "
+                         "after 'update' (id 2)"),
+            std::string::npos)
+      << message;
+
+  Problem cyclic = parameterUpdate();
+  cyclic.addOrdering(2, 0);
+  message = errorText(check(cyclic));
+  EXPECT_NE(message.find("cycle"), std::string::npos) << message;
 }
 
 TEST(Verify, AcceptsValidSchedulesWithinBudget) {
@@ -299,6 +354,29 @@ TEST(GraphJSON, SortsUnorderedListingsTopologically) {
   EXPECT_EQ(problem->order()[1], 0u);
 }
 
+TEST(GraphJSON, RoundTripsOrderingsAndEvaluateOnce) {
+  Problem problem = parameterUpdate();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << toGraphJSON(problem);
+  EXPECT_NE(text.find(R"("orderings":[[1,2]])"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("evaluate_once":true)"), std::string::npos) << text;
+  auto parsed = parseGraphJSON(text);
+  ASSERT_EXPECTED(parsed);
+  EXPECT_TRUE(parsed->node(2).evaluateOnce);
+  EXPECT_FALSE(parsed->node(1).evaluateOnce);
+  EXPECT_EQ(parsed->numOrderings(), 1u);
+  EXPECT_EQ(parsed->orderedAfter(1), llvm::ArrayRef<NodeIndex>{2});
+
+  // Without an explicit order, the sort respects the orderings too.
+  auto unordered = parseGraphJSON(R"({"nodes": [
+        {"id": 0, "cost": 1, "bytes": 1, "evaluate_once": true},
+        {"id": 1, "cost": 1, "bytes": 1}],
+      "edges": [], "orderings": [[1, 0]]})");
+  ASSERT_EXPECTED(unordered);
+  EXPECT_EQ(unordered->order(), (llvm::ArrayRef<NodeIndex>{1, 0}));
+}
+
 TEST(GraphJSON, ReportsMalformedInput) {
   auto expectError = [](const char *text, const char *fragment) {
     auto problem = parseGraphJSON(text, "in.json");
@@ -335,6 +413,23 @@ TEST(GraphJSON, ReportsMalformedInput) {
   expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1}],
                   "edges": [[0]]})",
               "must be a pair");
+  expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+                  "edges": [], "orderings": {}})",
+              "field 'orderings' must be an array");
+  expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+                  "edges": [], "orderings": [[0, 3]]})",
+              "orderings[0]: unknown node id 3");
+  expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+                  "edges": [], "orderings": [[0, 0]]})",
+              "orderings[0]: id 0 cannot follow itself");
+  expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1},
+                            {"id": 1, "cost": 1, "bytes": 1}],
+                  "edges": [[0, 1]], "orderings": [[1, 0]]})",
+              "cycle");
+  expectError(R"({"nodes": [{"id": 0, "cost": 1, "bytes": 1,
+                             "evaluate_once": 1}],
+                  "edges": []})",
+              "field 'evaluate_once' must be true or false");
 }
 
 } // namespace

@@ -269,6 +269,86 @@ TEST(Greedy, KeepsValuesWhoseRebuildReplaysTheForward) {
   EXPECT_LT(result->evaluation.recomputeCost, 3 * forwardCost);
 }
 
+/// makeStepWithLateUpdates with each update applied in place as soon as its
+/// gradient is final: layer i's forward node f_i and activation gradient
+/// d_i read its parameter, so both precede the update, which overwrites the
+/// parameter, takes no bytes of its own and runs once. Per layer of the
+/// backward: w_i, d_i, update_i.
+Problem makeStepWithInPlaceUpdates(unsigned layers) {
+  Problem problem;
+  std::vector<NodeIndex> forward{addNode(problem, "f", 10, 10)};
+  for (unsigned i = 1; i < layers; ++i) {
+    forward.push_back(addNode(problem, "f", 10, 10));
+    problem.addEdge(forward[i - 1], forward[i]);
+  }
+  NodeIndex gradient = addNode(problem, "loss", 1, 1);
+  problem.addEdge(forward.back(), gradient);
+  for (unsigned i = layers - 1; i > 0; --i) {
+    NodeIndex weight = addNode(problem, "w", 10, 4);
+    problem.addEdge(gradient, weight);
+    problem.addEdge(forward[i - 1], weight);
+    NodeIndex next = addNode(problem, "d", 10, 10);
+    problem.addEdge(gradient, next);
+    problem.addEdge(forward[i], next);
+    NodeIndex update = addNode(problem, "update", 1, 0, /*keepLive=*/true);
+    problem.addEdge(weight, update);
+    problem.node(update).evaluateOnce = true;
+    problem.addOrdering(forward[i], update);
+    problem.addOrdering(next, update);
+    gradient = next;
+  }
+  return problem;
+}
+
+/// Every solver either fails or returns a schedule in which no reader of a
+/// parameter is recomputed after the parameter's update (solveChecked
+/// verifies), and the budgets below the baseline still get schedules.
+TEST(AllSolvers, RespectOrderingsOfInPlaceUpdates) {
+  Problem problem = makeStepWithInPlaceUpdates(8);
+  ASSERT_NO_FATAL_FAILURE(EXPECT_NO_ERROR(check(problem)));
+  uint64_t baseline = baselinePeak(problem);
+  uint64_t smallest =
+      findSmallestPeak(problem, MemoryModel::Checkmate).peakBytes;
+  ASSERT_LT(smallest, baseline);
+  std::vector<const char *> names = {"sqrt", "chain-dp", "greedy", "auto"};
+  if (isMILPAvailable())
+    names.push_back("milp");
+  for (uint64_t budget : {smallest, (smallest + baseline) / 2}) {
+    std::optional<SolveResult> automatic =
+        solveChecked(problem, "auto", budget, 2);
+    ASSERT_TRUE(automatic.has_value()) << "budget " << budget;
+    EXPECT_GT(automatic->evaluation.recomputations, 0u);
+    for (const char *name : names)
+      solveChecked(problem, name, budget, 2);
+  }
+}
+
+/// Greedy ranks `r` (cost 1) ahead of `q` (cost 5) for eviction, but `r`
+/// reads a parameter that `update` overwrites before r's last reader, so a
+/// rebuild of `r` would come too late: greedy must evict `q` instead.
+TEST(Greedy, NeverEvictsAValueItCouldOnlyRebuildAfterAnOverwrite) {
+  Problem problem;
+  NodeIndex s = addNode(problem, "s", 1, 1);
+  NodeIndex r = addNode(problem, "r", 1, 10);
+  NodeIndex update = addNode(problem, "update", 1, 1, /*keepLive=*/true);
+  NodeIndex q = addNode(problem, "q", 5, 10);
+  NodeIndex t = addNode(problem, "t", 100, 10);
+  NodeIndex y = addNode(problem, "y", 1, 1);
+  NodeIndex z = addNode(problem, "z", 1, 1);
+  for (NodeIndex reader : {r, update, q, t})
+    problem.addEdge(s, reader);
+  problem.addEdge(t, y);
+  problem.addEdge(r, z);
+  problem.addEdge(q, z);
+  problem.node(update).evaluateOnce = true;
+  problem.addOrdering(r, update);
+  ASSERT_NO_FATAL_FAILURE(EXPECT_NO_ERROR(check(problem)));
+  EXPECT_EQ(baselinePeak(problem), 32u);
+  std::optional<SolveResult> result = solveChecked(problem, "greedy", 23);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->schedule, (Schedule{s, r, update, q, t, y, s, q, z}));
+}
+
 /// Greedy is not monotone in the budget: where it fails but succeeds under
 /// a tighter budget, auto still returns a schedule within the budget.
 TEST(Auto, FitsWhereGreedyFitsOnlyUnderATighterBudget) {
