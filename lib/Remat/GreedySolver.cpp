@@ -10,6 +10,9 @@
 // 2021, with the known future order replacing staleness). A node whose input
 // was evicted recomputes it on demand, recursively. Values read by the
 // evaluation in progress are pinned; keep-live values are never evicted.
+// Under the recast model an evaluation that overwrites an input dying there
+// (a contraction and its zero-filled accumulator) needs room only for the
+// part of its output larger than that input, as the evaluator counts it.
 // Nor is a value whose rebuild could come too late: one read after a node
 // that overwrites what the value or one of its ancestors reads (a parameter
 // updated in place), or after an evaluate-once ancestor.
@@ -57,6 +60,7 @@ public:
       remainingConsumers[v] = problem.succs(v).size();
     }
     held = model == MemoryModel::Recast ? problem.residentBytes : 0;
+    reusesInPlace = model == MemoryModel::Recast;
   }
 
   Expected<Schedule> run();
@@ -132,11 +136,26 @@ private:
         !problem.node(v).keepLive)
       release(v);
   }
-  Error makeRoom(NodeIndex v);
+  /// Makes room for `bytes` more before evaluating `v`.
+  Error makeRoom(NodeIndex v, uint64_t bytes);
+  /// The bytes of v's in-place input that v's evaluation now overwrites:
+  /// the input dies at this evaluation (as the evaluator counts it), so
+  /// only the rest of v's output is new memory.
+  uint64_t reusedInPlace(NodeIndex v, bool consumesInputs) const {
+    const Node &node = problem.node(v);
+    if (!reusesInPlace || !node.inPlaceInput)
+      return 0;
+    NodeIndex u = *node.inPlaceInput;
+    bool dies = materialized[u] && pinCount[u] == 1 &&
+                !problem.node(u).keepLive &&
+                remainingConsumers[u] == (consumesInputs ? 1u : 0u);
+    return dies ? std::min(node.bytes, problem.node(u).bytes) : 0;
+  }
   Error materialize(NodeIndex target, bool firstEvaluation);
 
   const Problem &problem;
   uint64_t budget;
+  bool reusesInPlace = false;
   size_t n;
   std::vector<size_t> position;
   std::vector<std::vector<NodeIndex>> consumersByPosition;
@@ -162,8 +181,7 @@ private:
   size_t maxEvaluations = kMaxEvaluationsPerNode * n + 1024;
 };
 
-Error GreedyScheduler::makeRoom(NodeIndex v) {
-  uint64_t bytes = problem.node(v).bytes;
+Error GreedyScheduler::makeRoom(NodeIndex v, uint64_t bytes) {
   while (held + bytes > budget) {
     if (candidates.empty())
       return make_error<OverBudgetError>(
@@ -208,7 +226,9 @@ Error GreedyScheduler::materialize(NodeIndex target, bool firstEvaluation) {
       stack.push_back({inputs[frame.nextInput], 0});
       continue;
     }
-    if (Error error = makeRoom(x))
+    bool consumesInputs = stack.size() == 1 && firstEvaluation;
+    if (Error error = makeRoom(x, problem.node(x).bytes -
+                                      reusedInPlace(x, consumesInputs)))
       return error;
     // Under a budget barely above what the graph needs, evictions can chase
     // each other forever (recomputing one input evicts another); past this

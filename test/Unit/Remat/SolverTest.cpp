@@ -443,4 +443,28 @@ TEST(RecastModel, ResidentBytesShiftTheBudget) {
   }
 }
 
+/// A matmul writes into its zero-filled accumulator, which dies there: the
+/// evaluator counts the two once, and so must greedy, or it evicts (or gives
+/// up) for memory the step never holds. Here x is held to the end, so at
+/// the matmul x, the fill and the result would be 30 bytes, but the result
+/// reuses the fill's buffer: 20.
+TEST(RecastModel, GreedyCountsInPlaceReuseAsTheEvaluatorDoes) {
+  Problem problem;
+  NodeIndex x = addNode(problem, "x", 1, 10);
+  NodeIndex fill = addNode(problem, "fill", 1, 10);
+  NodeIndex matmul = addNode(problem, "matmul", 100, 10);
+  NodeIndex late = addNode(problem, "late", 1, 1);
+  problem.addEdge(x, matmul);
+  problem.addEdge(fill, matmul);
+  problem.addEdge(matmul, late);
+  problem.addEdge(x, late);
+  problem.node(matmul).inPlaceInput = fill;
+  SolveOptions options = withBudget(21);
+  options.model = MemoryModel::Recast;
+  auto result = solve(problem, "greedy", options);
+  ASSERT_EXPECTED(result);
+  EXPECT_EQ(result->evaluation.peakBytes, 21u);
+  EXPECT_EQ(result->evaluation.recomputations, 0u);
+}
+
 } // namespace
