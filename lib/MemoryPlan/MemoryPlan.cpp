@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 
 using namespace recast::memplan;
 
@@ -46,41 +47,146 @@ llvm::Error recast::memplan::check(llvm::ArrayRef<Buffer> buffers,
   return llvm::Error::success();
 }
 
-Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
-                                uint64_t alignment) {
+namespace {
+
+/// Where a buffer goes among the placed buffers alive at the same time.
+enum class Fit {
+  /// The lowest gap that fits.
+  First,
+  /// The smallest gap that fits (the top of the arena when none does):
+  /// keeps large gaps for the large buffers still to come.
+  Best,
+};
+
+/// Places the buffers one by one in `order`.
+Plan placeInOrder(llvm::ArrayRef<Buffer> buffers, llvm::ArrayRef<size_t> order,
+                  uint64_t alignment, Fit fit) {
   Plan plan;
   plan.offsets.assign(buffers.size(), 0);
-  std::vector<size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Largest first; ties by earlier start so that the result is deterministic.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].size != buffers[b].size)
-      return buffers[a].size > buffers[b].size;
-    return buffers[a].firstStep < buffers[b].firstStep;
-  });
   std::vector<size_t> placed;
+  std::vector<std::pair<uint64_t, uint64_t>> taken;
   for (size_t index : order) {
     const Buffer &buffer = buffers[index];
     // Intervals [offset, end) taken by placed buffers alive at the same time,
-    // sorted by offset; take the lowest aligned gap that fits.
-    std::vector<std::pair<uint64_t, uint64_t>> taken;
+    // sorted by offset.
+    taken.clear();
     for (size_t other : placed)
       if (overlapInTime(buffer, buffers[other]))
         taken.push_back(
             {plan.offsets[other], plan.offsets[other] + buffers[other].size});
     std::sort(taken.begin(), taken.end());
-    uint64_t candidate = 0;
+    uint64_t cursor = 0;
+    std::optional<uint64_t> chosen;
+    uint64_t chosenGap = UINT64_MAX;
     for (auto [begin, end] : taken) {
-      if (candidate + buffer.size <= begin)
-        break;
-      candidate = std::max(candidate, alignUp(end, alignment));
+      if (cursor + buffer.size <= begin) {
+        if (fit == Fit::First) {
+          chosen = cursor;
+          break;
+        }
+        if (begin - cursor < chosenGap) {
+          chosenGap = begin - cursor;
+          chosen = cursor;
+        }
+      }
+      cursor = std::max(cursor, alignUp(end, alignment));
     }
-    plan.offsets[index] = candidate;
-    plan.arenaBytes = std::max(plan.arenaBytes, candidate + buffer.size);
+    uint64_t offset = chosen ? *chosen : cursor;
+    plan.offsets[index] = offset;
+    plan.arenaBytes = std::max(plan.arenaBytes, offset + buffer.size);
     placed.push_back(index);
   }
   plan.arenaBytes = alignUp(plan.arenaBytes, alignment);
   return plan;
+}
+
+/// Largest first; ties by earlier start so that the result is
+/// deterministic.
+std::vector<size_t> orderBySize(llvm::ArrayRef<Buffer> buffers) {
+  std::vector<size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].size != buffers[b].size)
+      return buffers[a].size > buffers[b].size;
+    return buffers[a].firstStep < buffers[b].firstStep;
+  });
+  return order;
+}
+
+/// Greedy by breadth (Pisarchyk and Lee 2020): the steps holding the most
+/// bytes first, and at each the buffers it holds that are not placed yet,
+/// largest first. The buffers of the peak step are packed together before
+/// smaller ones can split the space they need.
+std::vector<size_t> orderByBreadth(llvm::ArrayRef<Buffer> buffers) {
+  std::map<int64_t, uint64_t> liveBytes;
+  for (const Buffer &buffer : buffers)
+    for (int64_t step = buffer.firstStep; step <= buffer.lastStep; ++step)
+      liveBytes[step] += buffer.size;
+  std::vector<std::pair<int64_t, uint64_t>> steps(liveBytes.begin(),
+                                                  liveBytes.end());
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](auto a, auto b) { return a.second > b.second; });
+  std::vector<size_t> bySize = orderBySize(buffers);
+  std::vector<size_t> order;
+  std::vector<bool> taken(buffers.size(), false);
+  for (auto [step, bytes] : steps)
+    for (size_t index : bySize)
+      if (!taken[index] && buffers[index].firstStep <= step &&
+          step <= buffers[index].lastStep) {
+        taken[index] = true;
+        order.push_back(index);
+      }
+  return order;
+}
+
+/// Largest size x lifetime first: long-lived buffers settle at the bottom.
+std::vector<size_t> orderByArea(llvm::ArrayRef<Buffer> buffers) {
+  std::vector<size_t> order = orderBySize(buffers);
+  auto area = [&](size_t i) {
+    return double(buffers[i].size) *
+           double(buffers[i].lastStep - buffers[i].firstStep + 1);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return area(a) > area(b); });
+  return order;
+}
+
+/// Above this many buffers only greedy by size runs: each heuristic is
+/// quadratic in the buffers.
+constexpr size_t kMaxBuffersForEveryHeuristic = 4000;
+/// Lifetimes summed over all buffers above which breadth is skipped (it
+/// walks every step of every lifetime).
+constexpr uint64_t kMaxBreadthSteps = 50'000'000;
+
+} // namespace
+
+Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
+                                uint64_t alignment) {
+  std::vector<size_t> bySize = orderBySize(buffers);
+  Plan best = placeInOrder(buffers, bySize, alignment, Fit::First);
+  if (buffers.size() > kMaxBuffersForEveryHeuristic)
+    return best;
+  uint64_t lowerBound = alignUp(livenessPeak(buffers), alignment);
+  auto consider = [&](llvm::ArrayRef<size_t> order, Fit fit) {
+    if (best.arenaBytes <= lowerBound)
+      return;
+    Plan plan = placeInOrder(buffers, order, alignment, fit);
+    if (plan.arenaBytes < best.arenaBytes)
+      best = std::move(plan);
+  };
+  consider(bySize, Fit::Best);
+  uint64_t lifetimeSteps = 0;
+  for (const Buffer &buffer : buffers)
+    lifetimeSteps += uint64_t(buffer.lastStep - buffer.firstStep + 1);
+  if (lifetimeSteps <= kMaxBreadthSteps) {
+    std::vector<size_t> byBreadth = orderByBreadth(buffers);
+    consider(byBreadth, Fit::First);
+    consider(byBreadth, Fit::Best);
+  }
+  std::vector<size_t> byArea = orderByArea(buffers);
+  consider(byArea, Fit::First);
+  consider(byArea, Fit::Best);
+  return best;
 }
 
 llvm::Error recast::memplan::verify(llvm::ArrayRef<Buffer> buffers,

@@ -2,10 +2,13 @@
 //
 // Pure C++ (no MLIR): given buffers with sizes and known lifetimes (the steps
 // from allocation to release), assigns each an offset in one arena so that
-// buffers alive at the same time never overlap. The greedy-by-size algorithm
-// (largest first, each into the lowest gap free over its whole lifetime) is
-// the one TensorFlow Lite's arena planner and others use; its arena is within
-// a few percent of the liveness peak on training graphs.
+// buffers alive at the same time never overlap. Buffers are placed one at a
+// time, each into a gap free over its whole lifetime, in the orders of the
+// greedy heuristics of TensorFlow Lite's arena planner and of Pisarchyk and
+// Lee ("Efficient Memory Management for Deep Neural Net Inference", 2020):
+// largest first, the buffers of the fullest steps first (greedy by breadth),
+// largest size x lifetime first; each into the lowest gap that fits or the
+// smallest one. The smallest arena wins; none is below the liveness peak.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +43,8 @@ uint64_t livenessPeak(llvm::ArrayRef<Buffer> buffers);
 /// Checks the buffers (lifetimes ordered, alignment a power of two).
 llvm::Error check(llvm::ArrayRef<Buffer> buffers, uint64_t alignment);
 
-/// Assigns offsets, each a multiple of `alignment`.
+/// Assigns offsets, each a multiple of `alignment`: the smallest arena of the
+/// heuristics above (greedy by size alone past 4,000 buffers).
 Plan planArena(llvm::ArrayRef<Buffer> buffers, uint64_t alignment = 64);
 
 /// Checks that `plan` is correct: every buffer inside the arena, aligned, and

@@ -38,6 +38,19 @@ TEST(MemoryPlanTest, OffsetsAreAligned) {
   EXPECT_EQ(plan.arenaBytes, 192u);
 }
 
+TEST(MemoryPlanTest, FullestStepFirstAvoidsAHoleThatLargestFirstLeaves) {
+  // Largest first puts the two 256-byte buffers of step 0 at 0 and 256,
+  // then the 192-byte one of step 2 at 0, leaving 64 bytes below 256 where
+  // the 128-byte one does not fit: 640 bytes. Packing step 2 (the fullest,
+  // 576 bytes) first reaches the liveness peak.
+  std::vector<Buffer> buffers = {
+      {256, 0, 0}, {128, 1, 3}, {256, 0, 2}, {192, 2, 2}};
+  Plan plan = planArena(buffers);
+  EXPECT_FALSE(bool(verify(buffers, plan)));
+  EXPECT_EQ(livenessPeak(buffers), 576u);
+  EXPECT_EQ(plan.arenaBytes, 576u);
+}
+
 TEST(MemoryPlanTest, RandomProblemsVerifyAndStayNearThePeak) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
@@ -51,9 +64,9 @@ TEST(MemoryPlanTest, RandomProblemsVerifyAndStayNearThePeak) {
     Plan plan = planArena(buffers);
     ASSERT_FALSE(bool(verify(buffers, plan))) << "trial " << trial;
     EXPECT_GE(plan.arenaBytes, livenessPeak(buffers));
-    // Greedy by size is not optimal, but on random lifetimes it stays
-    // within 1.5x of the lower bound.
-    EXPECT_LE(plan.arenaBytes, livenessPeak(buffers) * 3 / 2)
+    // The heuristics are not optimal, but on random lifetimes they stay
+    // within 1.25x of the lower bound.
+    EXPECT_LE(plan.arenaBytes, livenessPeak(buffers) * 5 / 4)
         << "trial " << trial;
   }
 }
