@@ -31,7 +31,7 @@ def main():
     parser.add_argument("--recast-run", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--budgets", default="0.9,0.85")
+    parser.add_argument("--budgets", default="0.9,0.75,0.6")
     options = parser.parse_args()
     os.makedirs(options.workdir, exist_ok=True)
     base_dir = os.path.join(options.workdir, "base")
