@@ -8,6 +8,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTOUTLINEKERNELSPASS
@@ -24,6 +25,8 @@ struct RecastOutlineKernelsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Kernels are shared within one module only.
+    kernelsBySignature.clear();
     SymbolTable symbols(module);
     OpBuilder builder(module.getContext());
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
@@ -39,6 +42,20 @@ struct RecastOutlineKernelsPass
       for (auto [index, kernel] : llvm::enumerate(kernels))
         outline(kernel, func, index, symbols, builder);
     }
+  }
+
+  /// The text of a kernel function without its name: equal for kernels
+  /// that compute the same thing on the same types (a layer repeated
+  /// through a network, its ReLU in the forward and the backward).
+  static std::string signatureOf(func::FuncOp function) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << function.getFunctionType();
+    OpPrintingFlags flags;
+    flags.printGenericOpForm().useLocalScope();
+    for (Operation &op : function.getBody().front())
+      op.print(os, flags);
+    return text;
   }
 
   void outline(linalg::LinalgOp kernel, func::FuncOp parent, size_t index,
@@ -72,10 +89,21 @@ struct RecastOutlineKernelsPass
     builder.clone(*kernel, mapping);
     func::ReturnOp::create(builder, kernel.getLoc());
 
+    // One function per distinct kernel: LLVM compiles each once.
+    auto [existing, inserted] =
+        kernelsBySignature.try_emplace(signatureOf(function), function);
+    if (!inserted) {
+      symbols.erase(function);
+      function = existing->second;
+      ++numSharedKernels;
+    }
+
     builder.setInsertionPoint(kernel);
     func::CallOp::create(builder, kernel.getLoc(), function, args);
     kernel->erase();
     ++numKernels;
   }
+
+  llvm::StringMap<func::FuncOp> kernelsBySignature;
 };
 } // namespace

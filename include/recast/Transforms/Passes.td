@@ -436,7 +436,10 @@ def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
     After bufferization, replaces every `linalg` op on memrefs by a
     `func.call` of a new private function that holds only that op (its
     operands and the values its body reads from above become arguments).
-    The functions are marked `noinline`.
+    The functions are marked `noinline`. Ops that compute the same thing on
+    the same types (the same layer repeated through a network, the same
+    activation in the forward and the backward) share one function, so LLVM
+    compiles each distinct kernel once.
 
     A training step is one function with hundreds to thousands of loop
     nests; LLVM's loop passes scale badly with function size (compiling
@@ -470,6 +473,8 @@ def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
   let dependentDialects = ["func::FuncDialect"];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Kernels outlined">,
+    Statistic<"numSharedKernels", "num-shared-kernels",
+              "Kernels that call the function of an identical one">,
   ];
 }
 

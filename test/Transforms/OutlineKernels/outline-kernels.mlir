@@ -35,3 +35,25 @@ func.func @tensors(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.exp ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+/// Identical ops share one kernel, whatever buffers they are called on; an
+/// op on another type, or another op, gets its own.
+// CHECK-LABEL: func.func @repeated
+// CHECK-SAME: (%[[X:.*]]: memref<8xf32>, %[[Y:.*]]: memref<8xf32>, %[[Z:.*]]: memref<16xf32>, %[[W:.*]]: memref<16xf32>)
+// CHECK-NEXT: call @repeated_kernel_0(%[[X]], %[[Y]])
+// CHECK-NEXT: call @repeated_kernel_0(%[[Y]], %[[X]])
+// CHECK-NEXT: call @repeated_kernel_2(%[[Z]], %[[W]])
+// CHECK-NEXT: call @repeated_kernel_3(%[[X]], %[[Y]])
+// CHECK-NEXT: return
+// CHECK-DAG:  func.func private @repeated_kernel_0(
+// CHECK-DAG:  func.func private @repeated_kernel_2(
+// CHECK-DAG:  func.func private @repeated_kernel_3(
+// CHECK-NOT:  func.func private @repeated_kernel_1(
+func.func @repeated(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<16xf32>,
+                    %w: memref<16xf32>) {
+  linalg.exp ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  linalg.exp ins(%y : memref<8xf32>) outs(%x : memref<8xf32>)
+  linalg.exp ins(%z : memref<16xf32>) outs(%w : memref<16xf32>)
+  linalg.log ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  return
+}
