@@ -9,6 +9,7 @@
 
 #include "RuntimeInternal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -249,29 +250,63 @@ public:
   /// f16, bf16 and FP8 operands widened to f32 (exactly) and multiplied by
   /// cblas_sgemm: the products are exact in f32 and the sums accumulate in
   /// f32, as the contract says; the result is rounded once to type_c.
+  /// The operands are widened one panel of at most kPanelK along k at a
+  /// time and each panel is accumulated into the f32 result, so the scratch
+  /// is (m + n) x kPanelK floats, plus m x n when type_c is not f32, rather
+  /// than f32 copies of the whole operands.
   recast_status widenedGemm(const recast_gemm_desc &d, const Blas &blas) {
-    int m = int(d.m), n = int(d.n), k = int(d.k);
-    int lda = d.trans_a ? m : k, ldb = d.trans_b ? k : n;
+    int m = int(d.m), n = int(d.n);
     int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
     int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
     float scale = d.alpha * (d.scale_a ? *d.scale_a : 1.0f) *
                   (d.scale_b ? *d.scale_b : 1.0f);
+    int64_t panel = std::min<int64_t>(std::max<int64_t>(d.k, 1), kPanelK);
     int64_t sizeA = d.m * d.k, sizeB = d.k * d.n, sizeC = d.m * d.n;
+    bool f32Result = d.type_c == RECAST_F32;
     // Uninitialized scratch: every element is written before it is read.
-    std::unique_ptr<float[]> a(new float[size_t(sizeA)]),
-        b(new float[size_t(sizeB)]), c(new float[size_t(sizeC)]);
+    std::unique_ptr<float[]> a(new float[size_t(d.m * panel)]),
+        b(new float[size_t(panel * d.n)]),
+        c(f32Result ? nullptr : new float[size_t(sizeC)]);
     for (int64_t batch = 0; batch < d.batch; ++batch) {
-      widenElements(d.type_a, d.a, batch * sizeA, sizeA, a.get());
-      widenElements(d.type_b, d.b, batch * sizeB, sizeB, b.get());
+      float *out =
+          f32Result ? static_cast<float *>(d.d) + batch * sizeC : c.get();
       float beta = d.beta != 0.0f && d.c ? d.beta : 0.0f;
-      if (beta != 0.0f)
-        widenElements(d.type_c, d.c, batch * sizeC, sizeC, c.get());
-      blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, scale, a.get(), lda, b.get(),
-                 ldb, beta, c.get(), n);
-      narrowElements(d.type_c, d.d, batch * sizeC, sizeC, c.get());
+      if (beta != 0.0f && !(f32Result && d.c == d.d))
+        widenElements(d.type_c, d.c, batch * sizeC, sizeC, out);
+      for (int64_t k0 = 0; k0 < std::max<int64_t>(d.k, 1); k0 += panel) {
+        int64_t kk = std::min(panel, d.k - k0);
+        // A is m x k (k x m when transposed), B is k x n (n x k): the rows
+        // of a panel are contiguous in the k-major layouts, strided in the
+        // others.
+        if (d.trans_a)
+          widenElements(d.type_a, d.a, batch * sizeA + k0 * d.m, kk * d.m,
+                        a.get());
+        else
+          for (int64_t row = 0; row < d.m; ++row)
+            widenElements(d.type_a, d.a, batch * sizeA + row * d.k + k0, kk,
+                          a.get() + row * kk);
+        if (d.trans_b)
+          for (int64_t row = 0; row < d.n; ++row)
+            widenElements(d.type_b, d.b, batch * sizeB + row * d.k + k0, kk,
+                          b.get() + row * kk);
+        else
+          widenElements(d.type_b, d.b, batch * sizeB + k0 * d.n, kk * d.n,
+                        b.get());
+        int lda = int(std::max<int64_t>(d.trans_a ? d.m : kk, 1));
+        int ldb = int(std::max<int64_t>(d.trans_b ? kk : d.n, 1));
+        blas.sgemm(kCblasRowMajor, ta, tb, m, n, int(kk), scale, a.get(), lda,
+                   b.get(), ldb, k0 == 0 ? beta : 1.0f, out, n);
+      }
+      if (!f32Result)
+        narrowElements(d.type_c, d.d, batch * sizeC, sizeC, out);
     }
     return RECAST_OK;
   }
+
+  /// Panel depth of widenedGemm: deep enough that each sgemm call runs at
+  /// full speed, small enough that the scratch stays a few hundred KB for
+  /// the operands of a large layer.
+  static constexpr int64_t kPanelK = 384;
 };
 
 } // namespace

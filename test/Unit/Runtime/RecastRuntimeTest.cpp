@@ -345,6 +345,15 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
            GemmCase{RECAST_F16, RECAST_F16, RECAST_F32, 0, 0, 1, 6, 5, 4},
        })
     checkGemm(device, gc);
+  // Low-precision operands are widened in panels along k: every transpose,
+  // a k spanning several panels, an f32 and a narrowed result.
+  for (int transA : {0, 1})
+    for (int transB : {0, 1}) {
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 2, 5, 7, 1000});
+      checkGemm(device, GemmCase{RECAST_F16, RECAST_F16, RECAST_F16, transA,
+                                 transB, 1, 3, 4, 800});
+    }
   // FP8 with scales (powers of two keep the reference exact).
   checkGemm(
       device,
