@@ -33,6 +33,11 @@
 #include <cstring>
 #include <unistd.h>
 
+// Defined by libmlir_float16_utils (the bf16 truncation libcalls). Only
+// their addresses are taken; the declared types do not matter.
+extern "C" void __truncsfbf2();
+extern "C" void __truncdfbf2();
+
 using namespace mlir;
 using namespace mlir::recast;
 using ::recast::ElementKind;
@@ -381,7 +386,25 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
-  return ExecutionEngine::create(module, engineOptions);
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return engine.takeError();
+  // On hosts without AVX512_BF16, LLVM lowers f32 and f64 to bf16
+  // truncations to these libcalls. MLIR's float16 utilities (linked in)
+  // define them, but an extension module loads that library privately, out
+  // of the JIT's process-wide symbol search; binding them keeps bf16 steps
+  // running from Python too.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("__truncsfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&__truncsfbf2),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("__truncdfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&__truncdfbf2),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  return engine;
 }
 
 llvm::Expected<std::unique_ptr<CompiledStep>>
