@@ -85,7 +85,7 @@ struct StepTransformOptions {
   std::optional<bool> fp8KeepFirstLast;
   /// Budget of --recast-remat (bytes or a fraction); empty: none.
   std::string rematBudget;
-  /// --recast-update-in-place after autodiff and remat: each parameter
+  /// --recast-update-in-place after autodiff, before remat: each parameter
   /// update runs as soon as its gradient is final, in the parameter's buffer.
   bool updateInPlace = true;
 };
