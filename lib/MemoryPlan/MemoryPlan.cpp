@@ -117,7 +117,8 @@ std::vector<size_t> orderBySize(llvm::ArrayRef<Buffer> buffers) {
 /// bytes first, and at each the buffers it holds that are not placed yet,
 /// largest first. The buffers of the peak step are packed together before
 /// smaller ones can split the space they need.
-std::vector<size_t> orderByBreadth(llvm::ArrayRef<Buffer> buffers) {
+std::vector<size_t> orderByBreadth(llvm::ArrayRef<Buffer> buffers,
+                                   llvm::ArrayRef<size_t> bySize) {
   std::map<int64_t, uint64_t> liveBytes;
   for (const Buffer &buffer : buffers)
     for (int64_t step = buffer.firstStep; step <= buffer.lastStep; ++step)
@@ -126,7 +127,6 @@ std::vector<size_t> orderByBreadth(llvm::ArrayRef<Buffer> buffers) {
                                                   liveBytes.end());
   std::stable_sort(steps.begin(), steps.end(),
                    [](auto a, auto b) { return a.second > b.second; });
-  std::vector<size_t> bySize = orderBySize(buffers);
   std::vector<size_t> order;
   std::vector<bool> taken(buffers.size(), false);
   for (auto [step, bytes] : steps)
@@ -140,8 +140,9 @@ std::vector<size_t> orderByBreadth(llvm::ArrayRef<Buffer> buffers) {
 }
 
 /// Largest size x lifetime first: long-lived buffers settle at the bottom.
-std::vector<size_t> orderByArea(llvm::ArrayRef<Buffer> buffers) {
-  std::vector<size_t> order = orderBySize(buffers);
+std::vector<size_t> orderByArea(llvm::ArrayRef<Buffer> buffers,
+                                llvm::ArrayRef<size_t> bySize) {
+  std::vector<size_t> order(bySize.begin(), bySize.end());
   auto area = [&](size_t i) {
     return double(buffers[i].size) *
            double(buffers[i].lastStep - buffers[i].firstStep + 1);
@@ -179,11 +180,11 @@ Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
   for (const Buffer &buffer : buffers)
     lifetimeSteps += uint64_t(buffer.lastStep - buffer.firstStep + 1);
   if (lifetimeSteps <= kMaxBreadthSteps) {
-    std::vector<size_t> byBreadth = orderByBreadth(buffers);
+    std::vector<size_t> byBreadth = orderByBreadth(buffers, bySize);
     consider(byBreadth, Fit::First);
     consider(byBreadth, Fit::Best);
   }
-  std::vector<size_t> byArea = orderByArea(buffers);
+  std::vector<size_t> byArea = orderByArea(buffers, bySize);
   consider(byArea, Fit::First);
   consider(byArea, Fit::Best);
   return best;

@@ -270,6 +270,31 @@ static int stepOnce(RecastProgram program, double *loss) {
   return status;
 }
 
+/* Compiles the step of `source` (read from `path`) with `options`. */
+static RecastProgram createProgram(MlirContext context, const char *source,
+                                   const char *path,
+                                   RecastProgramOptions options,
+                                   Buffer *diagnostics) {
+  return recastProgramCreate(context, mlirStringRefCreateFromCString(source),
+                             mlirStringRefCreateFromCString(path), options,
+                             append, diagnostics);
+}
+
+/* Options that make the program invalid: prints that it was refused, and
+   the diagnostics that say why. */
+static void printRefused(const char *label, MlirContext context,
+                         const char *source, const char *path,
+                         RecastProgramOptions options) {
+  Buffer diagnostics = {NULL, 0};
+  RecastProgram program =
+      createProgram(context, source, path, options, &diagnostics);
+  printf("%s: null=%d\n%s", label, recastProgramIsNull(program),
+         text(&diagnostics));
+  if (!recastProgramIsNull(program))
+    recastProgramDestroy(program);
+  reset(&diagnostics);
+}
+
 /* Options: mixed precision, an infeasible remat budget, and a program made
    from a module parsed beforehand. */
 static int testProgramOptions(MlirContext context, const char *path) {
@@ -280,9 +305,8 @@ static int testProgramOptions(MlirContext context, const char *path) {
   double loss = 0;
   for (int inPlace = 1; inPlace >= 0; --inPlace) {
     options.updateInPlace = inPlace;
-    RecastProgram program = recastProgramCreate(
-        context, mlirStringRefCreateFromCString(source),
-        mlirStringRefCreateFromCString(path), options, append, &diagnostics);
+    RecastProgram program =
+        createProgram(context, source, path, options, &diagnostics);
     if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
       fprintf(stderr, "%s", text(&diagnostics));
       return 1;
@@ -294,12 +318,7 @@ static int testProgramOptions(MlirContext context, const char *path) {
 
   options = recastProgramOptionsGetDefault();
   options.mixedPrecision = mlirStringRefCreateFromCString("f8");
-  RecastProgram program = recastProgramCreate(
-      context, mlirStringRefCreateFromCString(source),
-      mlirStringRefCreateFromCString(path), options, append, &diagnostics);
-  printf("program-bad-precision: null=%d\n%s", recastProgramIsNull(program),
-         text(&diagnostics));
-  reset(&diagnostics);
+  printRefused("program-bad-precision", context, source, path, options);
 
   /* The FP8 options reach the pass: the current recipe runs; an FP8 option
      without compute type fp8 is refused. */
@@ -307,9 +326,8 @@ static int testProgramOptions(MlirContext context, const char *path) {
   options.mixedPrecision = mlirStringRefCreateFromCString("fp8");
   options.fp8Recipe = mlirStringRefCreateFromCString("current");
   options.margin = 1;
-  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
-                                mlirStringRefCreateFromCString(path), options,
-                                append, &diagnostics);
+  RecastProgram program =
+      createProgram(context, source, path, options, &diagnostics);
   if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
     fprintf(stderr, "%s", text(&diagnostics));
     return 1;
@@ -317,21 +335,11 @@ static int testProgramOptions(MlirContext context, const char *path) {
   printf("program-fp8-current: loss %.2f\n", loss);
   recastProgramDestroy(program);
   options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
-  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
-                                mlirStringRefCreateFromCString(path), options,
-                                append, &diagnostics);
-  printf("program-fp8-option-bf16: null=%d\n%s", recastProgramIsNull(program),
-         text(&diagnostics));
-  reset(&diagnostics);
+  printRefused("program-fp8-option-bf16", context, source, path, options);
 
   options = recastProgramOptionsGetDefault();
   options.rematBudget = mlirStringRefCreateFromCString("0.5");
-  program = recastProgramCreate(context, mlirStringRefCreateFromCString(source),
-                                mlirStringRefCreateFromCString(path), options,
-                                append, &diagnostics);
-  printf("program-remat-infeasible: null=%d\n%s", recastProgramIsNull(program),
-         text(&diagnostics));
-  reset(&diagnostics);
+  printRefused("program-remat-infeasible", context, source, path, options);
 
   MlirModule module = recastModuleParse(
       context, mlirStringRefCreateFromCString(source),

@@ -226,11 +226,17 @@ TEST(Greedy, HandlesLargeDAGsQuickly) {
   EXPECT_GT(result->evaluation.recomputations, 0u);
 }
 
-/// A training step whose weight gradients are all read again by the
-/// optimizer updates at its end: `layers` forward nodes f_i, a loss, then
-/// per layer a weight gradient w_i (reads the incoming gradient and
-/// f_{i-1}) and an activation gradient d_i, then one kept update per w_i.
-Problem makeStepWithLateUpdates(unsigned layers) {
+/// A training step of `layers` forward nodes f_i, a loss, then per layer a
+/// weight gradient w_i (reads the incoming gradient and f_{i-1}), an
+/// activation gradient d_i, and an update of the layer's parameter (reads
+/// w_i, kept live).
+///   - Updates at the end: every update waits for the whole backward, so
+///     each weight gradient is read again there.
+///   - Updates in place: each runs right after its layer's w_i and d_i, takes
+///     no bytes of its own (it overwrites the parameter), runs once, and
+///     follows f_i and d_i, which read the parameter.
+enum class Updates { AtTheEnd, InPlace };
+Problem makeTrainingStep(unsigned layers, Updates updates) {
   Problem problem;
   std::vector<NodeIndex> forward{addNode(problem, "f", 10, 10)};
   for (unsigned i = 1; i < layers; ++i) {
@@ -244,11 +250,19 @@ Problem makeStepWithLateUpdates(unsigned layers) {
     NodeIndex weight = addNode(problem, "w", 10, 4);
     problem.addEdge(gradient, weight);
     problem.addEdge(forward[i - 1], weight);
-    weightGradients.push_back(weight);
     NodeIndex next = addNode(problem, "d", 10, 10);
     problem.addEdge(gradient, next);
     problem.addEdge(forward[i], next);
     gradient = next;
+    if (updates == Updates::AtTheEnd) {
+      weightGradients.push_back(weight);
+      continue;
+    }
+    NodeIndex update = addNode(problem, "update", 1, 0, /*keepLive=*/true);
+    problem.addEdge(weight, update);
+    problem.node(update).evaluateOnce = true;
+    problem.addOrdering(forward[i], update);
+    problem.addOrdering(next, update);
   }
   for (NodeIndex weight : weightGradients)
     problem.addEdge(weight, addNode(problem, "update", 1, 4, true));
@@ -260,7 +274,7 @@ Problem makeStepWithLateUpdates(unsigned layers) {
 /// its layer. Greedy counts every evicted ancestor, so it keeps them; with
 /// direct inputs only it recomputed 13 forward passes here.
 TEST(Greedy, KeepsValuesWhoseRebuildReplaysTheForward) {
-  Problem problem = makeStepWithLateUpdates(20);
+  Problem problem = makeTrainingStep(20, Updates::AtTheEnd);
   double forwardCost = 20 * 10;
   std::optional<SolveResult> result =
       solveChecked(problem, "greedy", baselinePeak(problem) * 6 / 10);
@@ -269,42 +283,11 @@ TEST(Greedy, KeepsValuesWhoseRebuildReplaysTheForward) {
   EXPECT_LT(result->evaluation.recomputeCost, 3 * forwardCost);
 }
 
-/// makeStepWithLateUpdates with each update applied in place as soon as its
-/// gradient is final: layer i's forward node f_i and activation gradient
-/// d_i read its parameter, so both precede the update, which overwrites the
-/// parameter, takes no bytes of its own and runs once. Per layer of the
-/// backward: w_i, d_i, update_i.
-Problem makeStepWithInPlaceUpdates(unsigned layers) {
-  Problem problem;
-  std::vector<NodeIndex> forward{addNode(problem, "f", 10, 10)};
-  for (unsigned i = 1; i < layers; ++i) {
-    forward.push_back(addNode(problem, "f", 10, 10));
-    problem.addEdge(forward[i - 1], forward[i]);
-  }
-  NodeIndex gradient = addNode(problem, "loss", 1, 1);
-  problem.addEdge(forward.back(), gradient);
-  for (unsigned i = layers - 1; i > 0; --i) {
-    NodeIndex weight = addNode(problem, "w", 10, 4);
-    problem.addEdge(gradient, weight);
-    problem.addEdge(forward[i - 1], weight);
-    NodeIndex next = addNode(problem, "d", 10, 10);
-    problem.addEdge(gradient, next);
-    problem.addEdge(forward[i], next);
-    NodeIndex update = addNode(problem, "update", 1, 0, /*keepLive=*/true);
-    problem.addEdge(weight, update);
-    problem.node(update).evaluateOnce = true;
-    problem.addOrdering(forward[i], update);
-    problem.addOrdering(next, update);
-    gradient = next;
-  }
-  return problem;
-}
-
 /// Every solver either fails or returns a schedule in which no reader of a
 /// parameter is recomputed after the parameter's update (solveChecked
 /// verifies), and the budgets below the baseline still get schedules.
 TEST(AllSolvers, RespectOrderingsOfInPlaceUpdates) {
-  Problem problem = makeStepWithInPlaceUpdates(8);
+  Problem problem = makeTrainingStep(8, Updates::InPlace);
   ASSERT_NO_FATAL_FAILURE(EXPECT_NO_ERROR(check(problem)));
   uint64_t baseline = baselinePeak(problem);
   uint64_t smallest =
