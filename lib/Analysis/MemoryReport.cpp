@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -60,6 +61,21 @@ bool mlir::recast::isWrittenIntoDyingArgument(OpResult result) {
   });
 }
 
+OpOperand *
+mlir::recast::getAliasedOperand(OpResult result,
+                                llvm::function_ref<bool(Value)> isView) {
+  Operation *op = result.getOwner();
+  if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+          tensor::ExpandShapeOp, tensor::CastOp>(op))
+    return &op->getOpOperand(0);
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    OpOperand *init = dps.getDpsInitOperand(result.getResultNumber());
+    if (isView(init->get()))
+      return init;
+  }
+  return nullptr;
+}
+
 MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   Region &body = func.getFunctionBody();
   if (body.empty())
@@ -98,19 +114,43 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   };
   auto lastUse = [&](Value value, int64_t defStep) {
     int64_t last = defStep;
-    Operation *lastUser = nullptr;
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
-      if (user && stepOf.lookup(user) >= last) {
-        last = stepOf.lookup(user);
-        lastUser = user;
-      }
-    }
-    // An init that dies where it is written in place hands its buffer to
-    // the result: it is not held a second time at that step.
-    if (lastUser && last > defStep && onlyTiedInit(value, lastUser))
-      return last - 1;
+    for (OpOperand &use : value.getUses())
+      if (Operation *user = block.findAncestorOpInBlock(*use.getOwner()))
+        last = std::max(last, stepOf.lookup(user));
     return last;
+  };
+
+  // Buffers: every value either owns one or is an alias of another value's
+  // (a view, an in-place write), whose buffer then lives as long as the
+  // longest-lived of its aliases. `bufferOf` maps a value to the index of
+  // the value owning its buffer, `aliasesOf` lists each buffer's values and
+  // `ownLastUse` keeps each value's last use before that extension.
+  DenseMap<Value, size_t> indexOf;
+  SmallVector<size_t> bufferOf;
+  SmallVector<int64_t> ownLastUse;
+  DenseMap<size_t, SmallVector<size_t>> aliasesOf;
+  DenseSet<Value> views;
+  auto isView = [&](Value value) { return views.contains(value); };
+  // The buffer `result` is written into in place: that of the init tied to
+  // it, when every value of that buffer dies at this op and the op reads the
+  // buffer only through that init.
+  auto inPlaceBuffer = [&](OpResult result,
+                           int64_t step) -> std::optional<size_t> {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+    if (!dps)
+      return std::nullopt;
+    Value init = dps.getDpsInitOperand(result.getResultNumber())->get();
+    auto it = indexOf.find(init);
+    if (it == indexOf.end() || init.getDefiningOp<tensor::EmptyOp>() ||
+        values[it->second].kind != ValueKind::Activation ||
+        !onlyTiedInit(init, result.getOwner()))
+      return std::nullopt;
+    size_t buffer = bufferOf[it->second];
+    for (size_t alias : aliasesOf[buffer])
+      if (ownLastUse[alias] > step ||
+          (ownLastUse[alias] == step && alias != it->second))
+        return std::nullopt;
+    return buffer;
   };
   auto addValue = [&](Value value, ValueKind kind, int64_t defStep,
                       Operation *where) -> bool {
@@ -123,18 +163,39 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     }
     if (!isa<TensorType>(value.getType()))
       return true;
-    // An empty tensor has no contents to hold: the op that writes into it
-    // owns the buffer.
-    if (value.getDefiningOp<tensor::EmptyOp>())
-      bytes = 0;
-    // A result written into an argument that dies there is the argument's
-    // buffer, which is counted already.
-    if (auto result = dyn_cast<OpResult>(value);
-        result && isWrittenIntoDyingArgument(result))
-      bytes = 0;
+    size_t index = values.size();
     int64_t last =
         kind == ValueKind::Activation ? lastUse(value, defStep) : lastStep;
+    std::optional<size_t> buffer;
+    if (auto result = dyn_cast<OpResult>(value)) {
+      // A view (a slice, a reshape, a write into a view) is its source's
+      // buffer, which it keeps alive.
+      if (OpOperand *source = getAliasedOperand(result, isView)) {
+        if (auto it = indexOf.find(source->get()); it != indexOf.end()) {
+          buffer = bufferOf[it->second];
+          views.insert(value);
+        }
+      } else if (isWrittenIntoDyingArgument(result)) {
+        // The argument's buffer, counted already.
+        buffer =
+            indexOf.lookup(cast<DestinationStyleOpInterface>(result.getOwner())
+                               .getDpsInitOperand(result.getResultNumber())
+                               ->get());
+      } else {
+        buffer = inPlaceBuffer(result, defStep);
+      }
+    }
+    // An empty tensor has no contents to hold: the op that writes into it
+    // owns the buffer.
+    if (buffer || value.getDefiningOp<tensor::EmptyOp>())
+      bytes = 0;
     values.push_back({value, kind, *bytes, defStep, last});
+    indexOf[value] = index;
+    ownLastUse.push_back(last);
+    bufferOf.push_back(buffer.value_or(index));
+    aliasesOf[bufferOf.back()].push_back(index);
+    ValueInfo &owner = values[bufferOf.back()];
+    owner.lastUseStep = std::max(owner.lastUseStep, last);
     return true;
   };
 
@@ -271,6 +332,11 @@ void MemoryReport::writeJSON(llvm::json::OStream &json) const {
           json.attribute("last_use_step", info->lastUseStep);
         });
       }
+    });
+    // The timeline: what a memory plot over the step order draws.
+    json.attributeArray("live_bytes", [&] {
+      for (int64_t bytes : liveBytes)
+        json.value(bytes);
     });
   });
 }

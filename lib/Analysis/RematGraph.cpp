@@ -27,8 +27,8 @@ double mlir::recast::estimateFlops(Operation *op) {
     }
     return domain * std::max(bodyOps, 1.0);
   }
-  if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-          tensor::CastOp>(op))
+  if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp, tensor::CastOp>(op))
     return 0;
   double elements = 0;
   for (Type type : op->getResultTypes())
@@ -70,6 +70,10 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
   }
 
   Operation *terminator = block.getTerminator();
+  // The node whose buffer each view result shares (none for a view of an
+  // argument, which is resident anyway).
+  DenseMap<Value, std::optional<remat::NodeIndex>> viewedNodeOf;
+  auto isView = [&](Value value) { return viewedNodeOf.contains(value); };
   for (Operation &op : block.without_terminator()) {
     if (!isMemoryEffectFree(&op) && !isa<tensor::EmptyOp>(op))
       return op.emitError() << "cannot reschedule '" << op.getName()
@@ -81,11 +85,25 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     // Arguments whose buffer a result of the op overwrites (a parameter
     // updated in place, after every other reader of it).
     SmallVector<BlockArgument> overwritten;
+    std::optional<unsigned> viewSource;
     for (OpResult result : op.getResults()) {
       std::optional<int64_t> bytes = getTensorBytes(result.getType());
       if (!bytes)
         return op.emitError() << "rematerialization needs static shapes, got "
                               << result.getType();
+      // A view holds no bytes of its own: the buffer it shares does.
+      if (OpOperand *source = getAliasedOperand(result, isView)) {
+        viewSource = source->getOperandNumber();
+        std::optional<remat::NodeIndex> viewed;
+        if (auto it = viewedNodeOf.find(source->get());
+            it != viewedNodeOf.end())
+          viewed = it->second;
+        else if (Operation *producer = source->get().getDefiningOp())
+          if (auto it = graph.nodeOf.find(producer); it != graph.nodeOf.end())
+            viewed = it->second;
+        viewedNodeOf[result] = viewed;
+        continue;
+      }
       // Such a result takes no memory of its own, as in the memory report,
       // as long as no reader of the argument is evaluated after it: the
       // orderings below keep every schedule that way.
@@ -115,7 +133,8 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     // A destination-passing op writes its result into its init's buffer
     // when that init dies here, as bufferization does (the zero-filled
     // accumulator of a matmul): the memory report counts it the same way.
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    if (dps && !viewSource) {
       for (OpOperand &init : dps.getDpsInitsMutable()) {
         Operation *producer = init.get().getDefiningOp();
         auto it = producer ? graph.nodeOf.find(producer) : graph.nodeOf.end();
@@ -128,6 +147,7 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     remat::NodeIndex index = graph.problem.addNode(std::move(node));
     graph.nodeOf[&op] = index;
     graph.ops.push_back(&op);
+    graph.viewSource.push_back(viewSource);
     for (BlockArgument arg : overwritten)
       for (Operation *user : arg.getUsers()) {
         auto reader = graph.nodeOf.find(block.findAncestorOpInBlock(*user));
@@ -136,14 +156,22 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
       }
   }
 
-  // Edges: every value an op reads, in its operands or inside its regions.
+  // Edges: every value an op reads, in its operands or inside its regions,
+  // and the buffer behind each view it reads, which must still be held.
   for (Operation *op : graph.ops) {
     SetVector<Value> read(op->getOperands().begin(), op->getOperands().end());
     getUsedValuesDefinedAbove(op->getRegions(), read);
-    for (Value value : read)
+    SetVector<remat::NodeIndex> producers;
+    for (Value value : read) {
       if (Operation *producer = value.getDefiningOp())
         if (auto it = graph.nodeOf.find(producer); it != graph.nodeOf.end())
-          graph.problem.addEdge(it->second, graph.nodeOf[op]);
+          producers.insert(it->second);
+      if (auto it = viewedNodeOf.find(value);
+          it != viewedNodeOf.end() && it->second)
+        producers.insert(*it->second);
+    }
+    for (remat::NodeIndex producer : producers)
+      graph.problem.addEdge(producer, graph.nodeOf[op]);
   }
 
   // An op marked "recompute" writes into its destination again: the

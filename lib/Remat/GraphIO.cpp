@@ -317,7 +317,8 @@ Expected<Problem> parseObject(const Reader &reader, const json::Object &root) {
 
 } // namespace
 
-Expected<Problem> parseGraphJSON(StringRef text, StringRef origin) {
+Expected<Problem> parseGraphJSON(StringRef text, StringRef origin,
+                                 StringRef function) {
   Reader reader(origin);
   Expected<json::Value> root = json::parse(text);
   if (!root)
@@ -325,19 +326,106 @@ Expected<Problem> parseGraphJSON(StringRef text, StringRef origin) {
         inconvertibleErrorCode(),
         (origin + ": invalid JSON: " + toString(root.takeError())).str());
   const json::Object *object = root->getAsObject();
+  // --recast-export-graph writes one graph per function, in an array.
+  if (const json::Array *graphs = root->getAsArray()) {
+    if (graphs->empty())
+      return reader.fail("top level", "expected a JSON object (a graph) or "
+                                      "an array of graphs, got an empty array");
+    std::string names;
+    for (const json::Value &graph : *graphs) {
+      const json::Object *candidate = graph.getAsObject();
+      std::optional<StringRef> name =
+          candidate ? candidate->getString("name") : std::nullopt;
+      names += (names.empty() ? "" : ", ") + name.value_or("?").str();
+      if (candidate &&
+          (function.empty() ? graphs->size() == 1 : name && *name == function))
+        object = candidate;
+    }
+    if (!object && function.empty())
+      return reader.fail("top level", "graphs of several functions (" + names +
+                                          "): choose one by name");
+    if (!object)
+      return reader.fail("top level", "no graph of function '" + function +
+                                          "' (the file has " + names + ")");
+  }
   if (!object)
     return reader.fail("top level", "expected a JSON object");
+  if (std::optional<StringRef> name = object->getString("name");
+      !function.empty() && !root->getAsArray() && name && *name != function)
+    return reader.fail("top level", "the graph is of function '" + *name +
+                                        "', not '" + function + "'");
   return parseObject(reader, *object);
 }
 
-Expected<Problem> readGraphFile(StringRef path) {
+/// The contents of `path` ("-" for stdin), or an error naming it.
+static Expected<std::unique_ptr<MemoryBuffer>> readInput(StringRef path) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer)
     return createStringError(buffer.getError(), "cannot read '%s': %s",
                              path.str().c_str(),
                              buffer.getError().message().c_str());
-  return parseGraphJSON((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path);
+  return std::move(*buffer);
+}
+
+Expected<Problem> readGraphFile(StringRef path, StringRef function) {
+  Expected<std::unique_ptr<MemoryBuffer>> buffer = readInput(path);
+  if (!buffer)
+    return buffer.takeError();
+  return parseGraphJSON((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path,
+                        function);
+}
+
+Expected<ScheduleFile> parseScheduleJSON(StringRef text, StringRef origin) {
+  Reader reader(origin);
+  Expected<json::Value> root = json::parse(text);
+  if (!root)
+    return createStringError(
+        inconvertibleErrorCode(),
+        (origin + ": invalid JSON: " + toString(root.takeError())).str());
+  ScheduleFile file;
+  const json::Array *ids = root->getAsArray();
+  if (const json::Object *object = root->getAsObject()) {
+    ids = object->getArray("schedule");
+    if (std::optional<StringRef> graph = object->getString("graph"))
+      file.graph = graph->str();
+  }
+  if (!ids)
+    return reader.fail("top level", "expected an array of node ids or an "
+                                    "object with a 'schedule' array");
+  for (auto [step, value] : llvm::enumerate(*ids)) {
+    std::optional<int64_t> id = value.getAsInteger();
+    if (!id)
+      return reader.fail(formatv("schedule step {0}", step),
+                         "expected an integer node id");
+    file.ids.push_back(*id);
+  }
+  return file;
+}
+
+Expected<ScheduleFile> readScheduleFile(StringRef path) {
+  Expected<std::unique_ptr<MemoryBuffer>> buffer = readInput(path);
+  if (!buffer)
+    return buffer.takeError();
+  return parseScheduleJSON((*buffer)->getBuffer(),
+                           path == "-" ? "<stdin>" : path);
+}
+
+Expected<Schedule> resolveSchedule(const Problem &problem,
+                                   const ScheduleFile &file) {
+  DenseMap<int64_t, NodeIndex> byId;
+  for (size_t v = 0; v < problem.size(); ++v)
+    byId[problem.node(v).id] = NodeIndex(v);
+  Schedule schedule;
+  for (auto [step, id] : llvm::enumerate(file.ids)) {
+    auto it = byId.find(id);
+    if (it == byId.end())
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("schedule step {0}: no node has id {1}", step, id).str());
+    schedule.push_back(it->second);
+  }
+  return schedule;
 }
 
 json::Value toGraphJSON(const Problem &problem) {

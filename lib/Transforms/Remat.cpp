@@ -22,6 +22,8 @@
 #include "llvm/ADT/ScopeExit.h"
 
 #include <chrono>
+#include <functional>
+#include <limits>
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTREMATPASS
@@ -59,14 +61,29 @@ static void applySchedule(const RematGraph &graph,
   for (size_t node = 0; node < graph.size(); ++node)
     nodeOfEvaluation[graph.getOp(node)] = remat::NodeIndex(node);
 
-  auto latestValue = [&](Value value) -> Value {
+  // A view read after its source was evaluated again is derived again from
+  // that latest evaluation (a free clone): the schedule's memory model has
+  // the view's readers read the latest source, and the older one may be gone.
+  std::function<Value(Value)> latestValue = [&](Value value) -> Value {
     Operation *producer = value.getDefiningOp();
     if (!producer || producer->getBlock() != terminator->getBlock())
       return value;
     auto it = nodeOfEvaluation.find(producer);
     if (it == nodeOfEvaluation.end())
       return value;
-    Operation *current = latest[it->second];
+    remat::NodeIndex node = it->second;
+    Operation *current = latest[node];
+    if (std::optional<unsigned> source = graph.getViewSource(node)) {
+      Value viewed = current->getOperand(*source);
+      Value latestViewed = latestValue(viewed);
+      if (latestViewed != viewed) {
+        current = builder.clone(*current);
+        current->setOperand(*source, latestViewed);
+        nodeOfEvaluation[current] = node;
+        latest[node] = current;
+        ++evaluations[node];
+      }
+    }
     return current->getResult(cast<OpResult>(value).getResultNumber());
   };
 
@@ -78,14 +95,14 @@ static void applySchedule(const RematGraph &graph,
     getUsedValuesDefinedAbove(original->getRegions(), read);
     Operation *evaluation;
     if (evaluations[node]++ == 0) {
+      // Views derived again go before the op, so look its inputs up first.
+      SmallVector<Value> current = llvm::map_to_vector(read, latestValue);
       original->moveBefore(terminator);
-      for (Value value : read) {
-        Value current = latestValue(value);
-        if (current != value)
-          value.replaceUsesWithIf(current, [&](OpOperand &use) {
+      for (auto [value, latestRead] : llvm::zip_equal(read, current))
+        if (latestRead != value)
+          Value(value).replaceUsesWithIf(latestRead, [&](OpOperand &use) {
             return original->isAncestor(use.getOwner());
           });
-      }
       evaluation = original;
     } else {
       IRMapping mapping;
@@ -150,6 +167,11 @@ struct RecastRematPass
                        << " chooses its own budget; do not give one";
       return signalPassFailure();
     }
+    if ((selective || full) && !schedule.empty()) {
+      func.emitError() << "policy=" << policy
+                       << " chooses its own schedule; do not give one";
+      return signalPassFailure();
+    }
     if (func.isExternal() || func.isPrivate())
       return markAllAnalysesPreserved();
     // The marks are consumed here: once honoured they mean nothing to later
@@ -173,8 +195,24 @@ struct RecastRematPass
     }
     // Without a budget the default policy only applies what the IR asks
     // for (checkpoint blocks, "recompute" marks).
-    if (budget.empty() && !selective && !full && !hasRecomputeMarks(func))
+    if (budget.empty() && schedule.empty() && !selective && !full &&
+        !hasRecomputeMarks(func))
       return markAllAnalysesPreserved();
+    // A schedule from recast-solve names the function it was solved for;
+    // the others are left as they are.
+    std::optional<remat::ScheduleFile> scheduleFile;
+    if (!schedule.empty()) {
+      llvm::Expected<remat::ScheduleFile> file =
+          remat::readScheduleFile(schedule);
+      if (!file) {
+        func.emitError() << "schedule of @" << func.getSymName() << ": "
+                         << llvm::toString(file.takeError());
+        return signalPassFailure();
+      }
+      if (file->graph && *file->graph != func.getSymName())
+        return markAllAnalysesPreserved();
+      scheduleFile = std::move(*file);
+    }
     FailureOr<RematGraph> graph =
         RematGraph::build(func, /*keepContractions=*/selective);
     if (failed(graph))
@@ -195,7 +233,32 @@ struct RecastRematPass
     remat::RecomputeRequest request = graph->getRequest();
     std::optional<uint64_t> budgetBytes;
     remat::SolveResult result;
-    if (full || (budget.empty() && !selective)) {
+    if (scheduleFile) {
+      // A schedule solved elsewhere: checked like any solver's below.
+      llvm::Expected<remat::Schedule> given =
+          remat::resolveSchedule(problem, *scheduleFile);
+      if (!given) {
+        func.emitError() << "schedule of @" << func.getSymName() << ": "
+                         << llvm::toString(given.takeError());
+        return signalPassFailure();
+      }
+      if (!budget.empty()) {
+        FailureOr<uint64_t> parsed = parseBudget(baseline->peakBytes);
+        if (failed(parsed))
+          return signalPassFailure();
+        budgetBytes = *parsed;
+      }
+      llvm::Expected<remat::Evaluation> verified = remat::verify(
+          problem, *given,
+          budgetBytes.value_or(std::numeric_limits<uint64_t>::max()), model);
+      if (!verified) {
+        func.emitError() << "schedule of @" << func.getSymName() << ": "
+                         << llvm::toString(verified.takeError());
+        return signalPassFailure();
+      }
+      result.solver = "file";
+      result.schedule = std::move(*given);
+    } else if (full || (budget.empty() && !selective)) {
       // Block checkpointing: the initial order, with every block's inside
       // recomputed right before the backward needs it.
       auto start = std::chrono::steady_clock::now();

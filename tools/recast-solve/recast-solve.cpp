@@ -153,6 +153,11 @@ int main(int argc, char **argv) {
   cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                  cl::desc("<graph.json or - for stdin>"),
                                  cl::cat(category));
+  cl::opt<std::string> functionName(
+      "function",
+      cl::desc("The graph to solve when the file has one per function "
+               "(--recast-export-graph's output): its function's name"),
+      cl::value_desc("name"), cl::cat(category));
   cl::opt<std::string> outputPath("o", cl::desc("Output file (default: -)"),
                                   cl::value_desc("path"), cl::init("-"),
                                   cl::cat(category));
@@ -210,7 +215,7 @@ int main(int argc, char **argv) {
   if (!(timeLimit > 0))
     return fail("--time-limit must be positive");
 
-  auto problem = readGraphFile(inputPath);
+  auto problem = readGraphFile(inputPath, functionName);
   if (!problem)
     return fail(toString(problem.takeError()));
   auto baseline = evaluate(*problem, initialSchedule(*problem), *model);

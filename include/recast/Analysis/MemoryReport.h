@@ -25,6 +25,7 @@
 
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 
@@ -42,6 +43,15 @@ std::optional<int64_t> getTensorBytes(Type type);
 /// argument, so the result holds no bytes of its own (an optimizer update
 /// after recast-update-in-place).
 bool isWrittenIntoDyingArgument(OpResult result);
+
+/// The operand whose buffer `result` shares after one-shot bufferization,
+/// with no copy: the source of a slice, reshape or cast (memref views), or the
+/// init of a destination-passing op when `isView` holds for that init (a
+/// write into a slice of a buffer). nullptr when the result has a buffer of
+/// its own or is written in place only when its init dies (the memory
+/// report decides that from the op order).
+OpOperand *getAliasedOperand(OpResult result,
+                             llvm::function_ref<bool(Value)> isView);
 
 /// "file:line:col" of `loc` (looking through fused and named locations), or
 /// "" when it has none: the location reports print.

@@ -3,8 +3,9 @@
 // Translates a training step into lib/Remat's abstract problem: one node per
 // op of the function body (its cost in FLOPs, its output bytes from the
 // tensor types), an edge per SSA use (uses inside regions included), the
-// returned values kept live, and the arguments' bytes resident. The solver
-// never sees MLIR; the pass maps its schedule back through this class.
+// returned values kept live, and the arguments' bytes resident. Views
+// (slices, reshapes) hold no bytes; their readers read the viewed buffer. The
+// solver never sees MLIR; the pass maps its schedule back through this class.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,13 @@ public:
     return nodeOf.lookup(op);
   }
   size_t size() const { return ops.size(); }
+  /// The operand whose buffer the node's op is a view of (getAliasedOperand):
+  /// its output holds no bytes, and every reader of the view reads that
+  /// buffer too, so a schedule must re-derive the view from the latest
+  /// evaluation of its source.
+  std::optional<unsigned> getViewSource(::recast::remat::NodeIndex node) const {
+    return viewSource[node];
+  }
   /// What the IR asks for: `recast.checkpoint_block` tags (the ops of
   /// `recast.checkpoint` regions) and `recast.remat` = "recompute" / "save".
   const ::recast::remat::RecomputeRequest &getRequest() const {
@@ -55,6 +63,7 @@ private:
   ::recast::remat::Problem problem;
   ::recast::remat::RecomputeRequest request;
   SmallVector<Operation *> ops;
+  SmallVector<std::optional<unsigned>> viewSource;
   DenseMap<Operation *, ::recast::remat::NodeIndex> nodeOf;
 };
 

@@ -23,10 +23,14 @@ namespace remat {
 
 /// Parses either format, chosen by the presence of `links` (node-link) or
 /// `edges` (recast). The problem is structurally checked (check()) before it
-/// is returned. `origin` names the input in error messages.
+/// is returned. `origin` names the input in error messages. An array of
+/// graphs (`--recast-export-graph` writes one per function) needs `function`,
+/// the `name` of the graph to read, unless it holds a single graph.
 llvm::Expected<Problem> parseGraphJSON(llvm::StringRef text,
-                                       llvm::StringRef origin = "<input>");
-llvm::Expected<Problem> readGraphFile(llvm::StringRef path);
+                                       llvm::StringRef origin = "<input>",
+                                       llvm::StringRef function = "");
+llvm::Expected<Problem> readGraphFile(llvm::StringRef path,
+                                      llvm::StringRef function = "");
 
 /// recast's graph JSON for `problem`.
 llvm::json::Value toGraphJSON(const Problem &problem);
@@ -34,6 +38,22 @@ llvm::json::Value toGraphJSON(const Problem &problem);
 /// The external ids of a schedule's nodes, in order.
 llvm::json::Array scheduleToJSON(const Problem &problem,
                                  llvm::ArrayRef<NodeIndex> schedule);
+
+/// A schedule written as node ids: recast-solve's output (an object whose
+/// `schedule` lists them, with the `graph` it solved) or a bare array.
+struct ScheduleFile {
+  /// The name of the graph (the function) the schedule is for, if given.
+  std::optional<std::string> graph;
+  std::vector<int64_t> ids;
+};
+llvm::Expected<ScheduleFile> parseScheduleJSON(llvm::StringRef text,
+                                               llvm::StringRef origin);
+llvm::Expected<ScheduleFile> readScheduleFile(llvm::StringRef path);
+
+/// The schedule of `problem` that `file` lists. Unknown ids are errors;
+/// whether the schedule is valid is for verify() to say.
+llvm::Expected<Schedule> resolveSchedule(const Problem &problem,
+                                         const ScheduleFile &file);
 
 } // namespace remat
 } // namespace recast

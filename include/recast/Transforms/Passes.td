@@ -22,13 +22,18 @@ def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
     value with no use is live at its defining step; returned values stay live
     to the end. Bytes are element count times ceil(bitwidth / 8); a
     `tensor.empty` holds no data and counts 0 bytes (the op that fills it
-    owns the buffer).
+    owns the buffer). Values share buffers as one-shot bufferization makes
+    them: a view (`tensor.extract_slice`, `expand_shape`, `collapse_shape`,
+    `tensor.cast`, a write into a view) and an in-place write (a
+    destination-passing result whose init dies there) count 0 bytes and keep
+    the buffer they share alive until their own last use.
 
     Report (one object per function, in a top-level `functions` array):
     `function`, `peak_bytes`, `peak_step`, `peak_op`, `peak_loc`,
     `num_steps`, `totals` and `at_peak` (each with `param_bytes`,
-    `input_bytes`, `activation_bytes`), and `live_at_peak` (each value with
-    `value`, `kind`, `bytes`, `type`, `op`, `def_step`, `last_use_step`).
+    `input_bytes`, `activation_bytes`), `live_at_peak` (each value with
+    `value`, `kind`, `bytes`, `type`, `op`, `def_step`, `last_use_step`),
+    and `live_bytes` (the live bytes of every step: the memory timeline).
 
     Example:
 
@@ -207,6 +212,20 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
     `--recast-autodiff` does; the pass consumes the marks
     (`recast.checkpoint_block`, `recast.remat`), which mean nothing after it.
 
+    Slices, reshapes and casts (`tensor.extract_slice`, `collapse_shape`,
+    `expand_shape`, `tensor.cast`) are views of their source after
+    bufferization: they take no bytes and every reader of a view also reads
+    the viewed buffer, which is held until then. A view read after its source
+    was evaluated again is derived again from the latest evaluation.
+
+    `schedule=<file>` applies a schedule solved elsewhere instead of solving:
+    the `schedule` array of `recast-solve`'s output (or a bare array) of node
+    ids of the graph `--recast-export-graph` writes for this function. The
+    evaluator checks it (every input evaluated before it is read, orderings,
+    and the budget when one is given) before the IR is touched. This is how
+    a long `recast-solve --solver=milp --time-limit=600` run is put back into
+    the program.
+
     The report (`report=<path or ->`) has `function`, `solver`,
     `budget_bytes`, `baseline_peak_bytes`, `peak_bytes`, `baseline_flops`,
     `recompute_flops`, `saved`, `recomputed` (each recomputed op with its
@@ -226,6 +245,9 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
            "(0: ceil(sqrt) of the articulation pieces)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"10.0",
            "Seconds the searching solvers (milp, auto) may use">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Apply this schedule (recast-solve's JSON output, node ids of "
+           "--recast-export-graph) instead of solving">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, or - for stdout">,
   ];

@@ -377,6 +377,74 @@ TEST(GraphJSON, RoundTripsOrderingsAndEvaluateOnce) {
   EXPECT_EQ(unordered->order(), (llvm::ArrayRef<NodeIndex>{1, 0}));
 }
 
+TEST(GraphJSON, PicksOneGraphOfAnArrayByName) {
+  const char *text = R"([
+      {"name": "loss", "nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+       "edges": []},
+      {"name": "train_step", "nodes": [{"id": 0, "cost": 1, "bytes": 8},
+                                       {"id": 1, "cost": 2, "bytes": 4}],
+       "edges": [[0, 1]]}])";
+  auto step = parseGraphJSON(text, "g.json", "train_step");
+  ASSERT_EXPECTED(step);
+  EXPECT_EQ(step->name, "train_step");
+  EXPECT_EQ(step->size(), 2u);
+
+  auto several = parseGraphJSON(text, "g.json");
+  ASSERT_FALSE(static_cast<bool>(several));
+  EXPECT_EQ(llvm::toString(several.takeError()),
+            "g.json: top level: graphs of several functions (loss, "
+            "train_step): choose one by name");
+  auto unknown = parseGraphJSON(text, "g.json", "eval_step");
+  ASSERT_FALSE(static_cast<bool>(unknown));
+  EXPECT_EQ(llvm::toString(unknown.takeError()),
+            "g.json: top level: no graph of function 'eval_step' (the file "
+            "has loss, train_step)");
+  // One graph needs no name; a single object must match the one given.
+  auto single = parseGraphJSON(
+      R"([{"name": "f", "nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+           "edges": []}])");
+  ASSERT_EXPECTED(single);
+  auto mismatch = parseGraphJSON(
+      R"({"name": "f", "nodes": [{"id": 0, "cost": 1, "bytes": 1}],
+          "edges": []})",
+      "g.json", "g");
+  ASSERT_FALSE(static_cast<bool>(mismatch));
+  EXPECT_EQ(llvm::toString(mismatch.takeError()),
+            "g.json: top level: the graph is of function 'f', not 'g'");
+}
+
+TEST(ScheduleJSON, ReadsSolverOutputAndBareArrays) {
+  Problem problem = triangle();
+  auto output = parseScheduleJSON(
+      R"({"graph": "step", "peak_bytes": 8, "schedule": [0, 1, 0, 2]})",
+      "s.json");
+  ASSERT_EXPECTED(output);
+  EXPECT_EQ(output->graph, std::optional<std::string>("step"));
+  auto schedule = resolveSchedule(problem, *output);
+  ASSERT_EXPECTED(schedule);
+  EXPECT_EQ(*schedule, (Schedule{0, 1, 0, 2}));
+
+  auto bare = parseScheduleJSON("[0, 1, 2]", "s.json");
+  ASSERT_EXPECTED(bare);
+  EXPECT_FALSE(bare->graph);
+  EXPECT_EQ(bare->ids, (std::vector<int64_t>{0, 1, 2}));
+
+  auto expectError = [](llvm::Error error, const char *message) {
+    ASSERT_TRUE(static_cast<bool>(error));
+    EXPECT_EQ(llvm::toString(std::move(error)), message);
+  };
+  expectError(
+      parseScheduleJSON(R"({"schedule": [0, "x"]})", "s.json").takeError(),
+      "s.json: schedule step 1: expected an integer node id");
+  expectError(parseScheduleJSON(R"({"peak_bytes": 1})", "s.json").takeError(),
+              "s.json: top level: expected an array of node ids or an object "
+              "with a 'schedule' array");
+  auto unknown = parseScheduleJSON("[0, 7]", "s.json");
+  ASSERT_EXPECTED(unknown);
+  expectError(resolveSchedule(problem, *unknown).takeError(),
+              "schedule step 1: no node has id 7");
+}
+
 TEST(GraphJSON, ReportsMalformedInput) {
   auto expectError = [](const char *text, const char *fragment) {
     auto problem = parseGraphJSON(text, "in.json");
