@@ -3,6 +3,7 @@
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
@@ -76,6 +77,66 @@ mlir::recast::getAliasedOperand(OpResult result,
   return nullptr;
 }
 
+namespace {
+/// The kinds of a training step's computed values (loss first, then one
+/// value per `recast.param` / `recast.state` argument). The forward is every
+/// op the loss depends on. The gradients are, from the value returned for
+/// each parameter, back through the operands of the parameter's shape, the
+/// values outside the forward: the gradient, the accumulators it is summed
+/// in, its unscaled and cast copies, the optimizer's arithmetic on it. The
+/// low-precision copies of a parameter are forward values.
+struct TrainingStepKinds {
+  bool isTrainingStep = false;
+  SetVector<Operation *> forward;
+  DenseSet<Value> gradients;
+
+  TrainingStepKinds(FunctionOpInterface func, Block &block) {
+    Operation *terminator = block.getTerminator();
+    SmallVector<BlockArgument> carried;
+    for (BlockArgument arg : block.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName) ||
+          func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
+        carried.push_back(arg);
+    if (!terminator || carried.empty() ||
+        terminator->getNumOperands() != carried.size() + 1)
+      return;
+    isTrainingStep = true;
+    if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {
+      BackwardSliceOptions options;
+      options.omitBlockArguments = true;
+      options.omitUsesFromAbove = false;
+      options.inclusive = true;
+      (void)getBackwardSlice(lossOp, &forward, options);
+    }
+    for (auto [k, arg] : llvm::enumerate(carried)) {
+      auto paramType = dyn_cast<ShapedType>(arg.getType());
+      if (!paramType ||
+          !func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
+        continue;
+      SmallVector<Value> worklist = {terminator->getOperand(k + 1)};
+      while (!worklist.empty()) {
+        Value value = worklist.pop_back_val();
+        Operation *def = value.getDefiningOp();
+        if (!def || def->getBlock() != &block || forward.contains(def) ||
+            !gradients.insert(value).second)
+          continue;
+        for (Value operand : def->getOperands())
+          if (auto type = dyn_cast<ShapedType>(operand.getType());
+              type && type.getShape() == paramType.getShape())
+            worklist.push_back(operand);
+      }
+    }
+  }
+
+  MemoryReport::ValueKind getKind(OpResult result) const {
+    if (!isTrainingStep || forward.contains(result.getOwner()))
+      return MemoryReport::ValueKind::Activation;
+    return gradients.contains(result) ? MemoryReport::ValueKind::Gradient
+                                      : MemoryReport::ValueKind::Temporary;
+  }
+};
+} // namespace
+
 MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   Region &body = func.getFunctionBody();
   if (body.empty())
@@ -92,6 +153,7 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     steps.push_back(&op);
   }
   int64_t lastStep = int64_t(steps.size()) - 1;
+  TrainingStepKinds trainingStepKinds(func, block);
 
   // Whether every use of `value` by `user` is as an init that a result of
   // the same size is written into: bufferization then reuses the init's
@@ -142,8 +204,7 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     Value init = dps.getDpsInitOperand(result.getResultNumber())->get();
     auto it = indexOf.find(init);
     if (it == indexOf.end() || init.getDefiningOp<tensor::EmptyOp>() ||
-        values[it->second].kind != ValueKind::Activation ||
-        !onlyTiedInit(init, result.getOwner()))
+        !isa<OpResult>(init) || !onlyTiedInit(init, result.getOwner()))
       return std::nullopt;
     size_t buffer = bufferOf[it->second];
     for (size_t alias : aliasesOf[buffer])
@@ -164,8 +225,7 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     if (!isa<TensorType>(value.getType()))
       return true;
     size_t index = values.size();
-    int64_t last =
-        kind == ValueKind::Activation ? lastUse(value, defStep) : lastStep;
+    int64_t last = isa<OpResult>(value) ? lastUse(value, defStep) : lastStep;
     std::optional<size_t> buffer;
     if (auto result = dyn_cast<OpResult>(value)) {
       // A view (a slice, a reshape, a write into a view) is its source's
@@ -208,8 +268,35 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   }
   for (auto [step, op] : llvm::enumerate(steps))
     for (Value result : op->getResults())
-      if (!addValue(result, ValueKind::Activation, step, op))
+      if (!addValue(result, trainingStepKinds.getKind(cast<OpResult>(result)),
+                    step, op))
         return;
+
+  // What the forward hands the backward: the buffers of the activations an
+  // op outside the forward reads (a view read there saves its source).
+  if (trainingStepKinds.isTrainingStep) {
+    trainingStep = true;
+    Operation *terminator = block.getTerminator();
+    llvm::SetVector<size_t> saved;
+    for (auto [index, info] : llvm::enumerate(values)) {
+      if (info.kind != ValueKind::Activation ||
+          values[bufferOf[index]].kind != ValueKind::Activation)
+        continue;
+      if (llvm::any_of(info.value.getUsers(), [&](Operation *user) {
+            Operation *top = block.findAncestorOpInBlock(*user);
+            return top && top != terminator &&
+                   !trainingStepKinds.forward.contains(top);
+          }))
+        saved.insert(bufferOf[index]);
+    }
+    for (size_t owner : saved) {
+      savedActivationBytes += values[owner].bytes;
+      savedForBackward.push_back(owner);
+    }
+    llvm::stable_sort(savedForBackward, [&](size_t a, size_t b) {
+      return values[a].bytes > values[b].bytes;
+    });
+  }
 
   // Sweep: add each value's bytes over [max(def, 0), lastUse].
   liveBytes.assign(steps.size() + 1, 0);
@@ -263,6 +350,10 @@ StringRef MemoryReport::getKindName(ValueKind kind) {
     return "param";
   case ValueKind::Input:
     return "input";
+  case ValueKind::Gradient:
+    return "gradient";
+  case ValueKind::Temporary:
+    return "temporary";
   case ValueKind::Activation:
     return "activation";
   }
@@ -312,27 +403,40 @@ void MemoryReport::writeJSON(llvm::json::OStream &json) const {
     json.attributeObject("totals", [&] {
       json.attribute("param_bytes", getTotalBytes(ValueKind::Param));
       json.attribute("input_bytes", getTotalBytes(ValueKind::Input));
+      json.attribute("gradient_bytes", getTotalBytes(ValueKind::Gradient));
+      json.attribute("temporary_bytes", getTotalBytes(ValueKind::Temporary));
       json.attribute("activation_bytes", getTotalBytes(ValueKind::Activation));
     });
+    if (trainingStep)
+      json.attribute("saved_activation_bytes", savedActivationBytes);
     json.attributeObject("at_peak", [&] {
       json.attribute("param_bytes", getPeakBytes(ValueKind::Param));
       json.attribute("input_bytes", getPeakBytes(ValueKind::Input));
+      json.attribute("gradient_bytes", getPeakBytes(ValueKind::Gradient));
+      json.attribute("temporary_bytes", getPeakBytes(ValueKind::Temporary));
       json.attribute("activation_bytes", getPeakBytes(ValueKind::Activation));
     });
+    auto writeValue = [&](const ValueInfo &info) {
+      json.object([&] {
+        json.attribute("value", valueName(info.value));
+        json.attribute("kind", getKindName(info.kind));
+        json.attribute("bytes", info.bytes);
+        json.attribute("type", typeText(info.value.getType()));
+        if (Operation *def = info.value.getDefiningOp())
+          json.attribute("op", def->getName().getStringRef());
+        json.attribute("def_step", info.defStep);
+        json.attribute("last_use_step", info.lastUseStep);
+      });
+    };
     json.attributeArray("live_at_peak", [&] {
-      for (const ValueInfo *info : getLiveAtPeak()) {
-        json.object([&] {
-          json.attribute("value", valueName(info->value));
-          json.attribute("kind", getKindName(info->kind));
-          json.attribute("bytes", info->bytes);
-          json.attribute("type", typeText(info->value.getType()));
-          if (Operation *def = info->value.getDefiningOp())
-            json.attribute("op", def->getName().getStringRef());
-          json.attribute("def_step", info->defStep);
-          json.attribute("last_use_step", info->lastUseStep);
-        });
-      }
+      for (const ValueInfo *info : getLiveAtPeak())
+        writeValue(*info);
     });
+    if (trainingStep)
+      json.attributeArray("saved_for_backward", [&] {
+        for (size_t index : savedForBackward)
+          writeValue(values[index]);
+      });
     // The timeline: what a memory plot over the step order draws.
     json.attributeArray("live_bytes", [&] {
       for (int64_t bytes : liveBytes)

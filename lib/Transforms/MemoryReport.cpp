@@ -18,7 +18,7 @@ struct RecastMemoryReportPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<MemoryReport> reports;
+    std::vector<MemoryReport> reports;
     for (auto func : getOperation().getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;

@@ -365,13 +365,16 @@ static int runMain(int argc, char **argv) {
     using Kind = mlir::recast::MemoryReport::ValueKind;
     staticSummary = llvm::formatv(
         "memory report (static, op order): peak {0} bytes at step {1} ({2}); "
-        "live at peak: params {3}, inputs {4}, activations {5}",
+        "live at peak: params {3}, inputs {4}, activations {5}, gradients "
+        "{6}, temporaries {7}",
         staticPeak, report.getPeakStep(),
         report.getNumSteps()
             ? report.getStepOp(report.getPeakStep())->getName().getStringRef()
             : StringRef("empty"),
         report.getPeakBytes(Kind::Param), report.getPeakBytes(Kind::Input),
-        report.getPeakBytes(Kind::Activation));
+        report.getPeakBytes(Kind::Activation),
+        report.getPeakBytes(Kind::Gradient),
+        report.getPeakBytes(Kind::Temporary));
   }
 
   // Initial values: --arg files, --data batches, or the seeded rules.

@@ -59,7 +59,15 @@ std::string formatLocation(Location loc);
 
 class MemoryReport {
 public:
-  enum class ValueKind { Param, Input, Activation };
+  /// What a value is (PyTorch's memory profiler draws the same lines):
+  /// `{recast.param}` arguments, other arguments, and computed values. In a
+  /// training step (the loss, then one result per `recast.param` /
+  /// `recast.state` argument) a computed value is an activation when the
+  /// loss depends on it (the forward), a gradient when it is part of a
+  /// parameter's gradient or update, and a temporary otherwise (the
+  /// backward's activation gradients and accumulators, recomputed values);
+  /// elsewhere every computed value is an activation.
+  enum class ValueKind { Param, Input, Activation, Gradient, Temporary };
 
   struct ValueInfo {
     Value value;
@@ -93,6 +101,12 @@ public:
   /// Bytes of each kind live at the peak.
   int64_t getPeakBytes(ValueKind kind) const;
 
+  /// Whether the function is a training step (see ValueKind).
+  bool isTrainingStep() const { return trainingStep; }
+  /// Bytes of the activations the backward reads: what the forward saves for
+  /// it, each buffer once (a view read by the backward saves its source).
+  int64_t getSavedActivationBytes() const { return savedActivationBytes; }
+
   /// Writes the report object of this function (schema in
   /// docs/MemoryReport.md).
   void writeJSON(llvm::json::OStream &json) const;
@@ -107,6 +121,10 @@ private:
   SmallVector<int64_t> liveBytes;
   int64_t peakBytes = 0;
   int64_t peakStep = 0;
+  bool trainingStep = false;
+  int64_t savedActivationBytes = 0;
+  /// Indices into `values` of the saved buffers, largest first.
+  SmallVector<size_t> savedForBackward;
 };
 
 } // namespace mlir::recast

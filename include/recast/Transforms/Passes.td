@@ -31,9 +31,16 @@ def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
     Report (one object per function, in a top-level `functions` array):
     `function`, `peak_bytes`, `peak_step`, `peak_op`, `peak_loc`,
     `num_steps`, `totals` and `at_peak` (each with `param_bytes`,
-    `input_bytes`, `activation_bytes`), `live_at_peak` (each value with
-    `value`, `kind`, `bytes`, `type`, `op`, `def_step`, `last_use_step`),
-    and `live_bytes` (the live bytes of every step: the memory timeline).
+    `input_bytes`, `gradient_bytes`, `temporary_bytes`, `activation_bytes`),
+    `live_at_peak` (each value with `value`, `kind`, `bytes`, `type`, `op`,
+    `def_step`, `last_use_step`), and `live_bytes` (the live bytes of every
+    step: the memory timeline). A training step (the loss, then one result
+    per `recast.param` / `recast.state` argument) sorts its computed values
+    into activations (what the loss depends on), gradients (a parameter's
+    gradient and update) and temporaries (the rest of the backward), and
+    adds `saved_activation_bytes` and `saved_for_backward`: the activations
+    the backward reads, largest first. Elsewhere every computed value is an
+    activation.
 
     Example:
 

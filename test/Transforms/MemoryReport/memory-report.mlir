@@ -15,11 +15,15 @@
 // CHECK-NEXT:     "totals": {
 // CHECK-NEXT:       "param_bytes": 16,
 // CHECK-NEXT:       "input_bytes": 0,
+// CHECK-NEXT:       "gradient_bytes": 0,
+// CHECK-NEXT:       "temporary_bytes": 0,
 // CHECK-NEXT:       "activation_bytes": 64
 // CHECK-NEXT:     },
 // CHECK-NEXT:     "at_peak": {
 // CHECK-NEXT:       "param_bytes": 16,
 // CHECK-NEXT:       "input_bytes": 0,
+// CHECK-NEXT:       "gradient_bytes": 0,
+// CHECK-NEXT:       "temporary_bytes": 0,
 // CHECK-NEXT:       "activation_bytes": 48
 // CHECK-NEXT:     },
 // CHECK-NEXT:     "live_at_peak": [
@@ -44,6 +48,32 @@
 // CHECK:              "value": "%3",
 // CHECK:          "function": "second"
 // CHECK-NEXT:     "peak_bytes": 16,
+// CHECK-NOT:      "saved_activation_bytes"
+// CHECK-NOT:      "saved_for_backward"
+
+/// A training step (loss, then the updated parameter) also lists what the
+/// forward saves for the backward: %y, which the gradient reads. A
+/// gradient's bytes and a temporary's count apart from the activations.
+// CHECK:          "function": "train_step"
+// CHECK:          "totals": {
+// CHECK-NEXT:       "param_bytes": 16,
+// CHECK-NEXT:       "input_bytes": 16,
+// CHECK-NEXT:       "gradient_bytes": 32,
+// CHECK-NEXT:       "temporary_bytes": 16,
+// CHECK-NEXT:       "activation_bytes": 36
+// CHECK-NEXT:     },
+// CHECK-NEXT:     "saved_activation_bytes": 16,
+// CHECK:          "saved_for_backward": [
+// CHECK-NEXT:       {
+// CHECK-NEXT:         "value": "%1",
+// CHECK-NEXT:         "kind": "activation",
+// CHECK-NEXT:         "bytes": 16,
+// CHECK-NEXT:         "type": "tensor<4xf32>",
+// CHECK-NEXT:         "op": "arith.mulf",
+// CHECK-NEXT:         "def_step": 1,
+// CHECK-NEXT:         "last_use_step": 5
+// CHECK-NEXT:       }
+// CHECK-NEXT:     ],
 
 // IR-LABEL: func.func @diamond
 // IR: linalg.log
@@ -63,4 +93,19 @@ func.func @second(%x: tensor<2xf32>) -> tensor<2xf32> {
   %e = tensor.empty() : tensor<2xf32>
   %a = linalg.exp ins(%x : tensor<2xf32>) outs(%e : tensor<2xf32>) -> tensor<2xf32>
   return %a : tensor<2xf32>
+}
+
+func.func @train_step(%w: tensor<4xf32> {recast.param}, %x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %wx = arith.mulf %w, %x : tensor<4xf32>
+  %y = arith.mulf %wx, %wx : tensor<4xf32>
+  %init = tensor.empty() : tensor<f32>
+  %loss = linalg.reduce ins(%y : tensor<4xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %dy = arith.mulf %x, %x : tensor<4xf32>
+  %g = arith.mulf %y, %x : tensor<4xf32>
+  %new = arith.subf %w, %g : tensor<4xf32>
+  return %loss, %new : tensor<f32>, tensor<4xf32>
 }

@@ -40,7 +40,14 @@ struct TestPrintMemoryReportPass
           << report.getTotalBytes(MemoryReport::ValueKind::Param) << ", inputs "
           << report.getTotalBytes(MemoryReport::ValueKind::Input)
           << ", activations "
-          << report.getTotalBytes(MemoryReport::ValueKind::Activation) << ")";
+          << report.getTotalBytes(MemoryReport::ValueKind::Activation)
+          << ", gradients "
+          << report.getTotalBytes(MemoryReport::ValueKind::Gradient)
+          << ", temporaries "
+          << report.getTotalBytes(MemoryReport::ValueKind::Temporary);
+      if (report.isTrainingStep())
+        diag << "; saved for the backward " << report.getSavedActivationBytes();
+      diag << ")";
     }
     markAllAnalysesPreserved();
   }
