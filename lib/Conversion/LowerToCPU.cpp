@@ -83,6 +83,10 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // tracked bytes are the tensors' bytes.
   memrefToLLVM.useAlignedAlloc = options.trackAllocations;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  // Polynomial approximations instead of libm calls, so that the loops
+  // around them vectorize.
+  if (options.approximateMath)
+    pm.addPass(createRecastApproximateMathPass());
   // Math ops with an LLVM intrinsic go there; the rest (erf, ...) to libm.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

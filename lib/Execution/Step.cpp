@@ -410,7 +410,7 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       ArrayRef<StepArgument> args, unsigned optLevel,
-                      bool memoryPlan) {
+                      bool memoryPlan, bool approximateMath) {
   if (optLevel > 3)
     return makeError("-O must be 0, 1, 2 or 3");
   MLIRContext *context = module.getContext();
@@ -440,6 +440,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
   lowering.blasCalls = true;
+  lowering.approximateMath = approximateMath;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
   // The plan's report comes back through a temporary file.

@@ -153,6 +153,13 @@ static cl::opt<bool> updateInPlace(
              "--update-in-place=false keeps the updates at the end of the "
              "step"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> approximateMath(
+    "approximate-math",
+    cl::desc("Compute tanh, exp, expm1, log, log1p and erf with polynomial "
+             "approximations that vectorize (recast-approximate-math; "
+             "errors in docs/GPU.md); --approximate-math=false calls libm "
+             "(CPU only)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<bool> memoryPlan(
     "memory-plan",
     cl::desc("Place the step's buffers at static offsets in one arena "
@@ -447,8 +454,8 @@ static int runMain(int argc, char **argv) {
       return failWith(stepOr.takeError());
     compiledCUDA = std::move(*stepOr);
   } else {
-    auto stepOr = mlir::recast::CompiledStep::compile(*module, func, args,
-                                                      optLevel, memoryPlan);
+    auto stepOr = mlir::recast::CompiledStep::compile(
+        *module, func, args, optLevel, memoryPlan, approximateMath);
     if (!stepOr)
       return failWith(stepOr.takeError());
     compiled = std::move(*stepOr);

@@ -34,6 +34,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "accept results that alias its arguments, as recast-run "
                      "does (it sets this)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Replace tanh, exp, expm1, log, log1p and erf by "
+                     "polynomial approximations that vectorize "
+                     "(recast-approximate-math; errors in docs/GPU.md); off, "
+                     "they call libm"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> blasCalls{
       *this, "blas-calls",
       llvm::cl::desc("Send matmuls and batch matmuls to the runtime's "

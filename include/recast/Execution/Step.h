@@ -130,9 +130,13 @@ public:
   /// CPU pipeline and JIT-compiles it at LLVM optimization level `optLevel`
   /// (0-3). The module is lowered in place. With `memoryPlan`, the
   /// pipeline places the step's buffers in one arena (recast-memory-plan).
+  /// With `approximateMath` (the default) tanh, exp, expm1, log, log1p and
+  /// erf are polynomial approximations that vectorize
+  /// (recast-approximate-math); without, libm calls.
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
-          unsigned optLevel = 2, bool memoryPlan = false);
+          unsigned optLevel = 2, bool memoryPlan = false,
+          bool approximateMath = true);
   ~CompiledStep();
 
   /// The plan of the step, when compiled with `memoryPlan` and the plan

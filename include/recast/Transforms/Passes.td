@@ -518,6 +518,39 @@ def RecastStripAnnotationsPass : Pass<"recast-strip-annotations", "ModuleOp"> {
   }];
 }
 
+def RecastApproximateMathPass : Pass<"recast-approximate-math"> {
+  let summary = "Replace math functions by vectorizable polynomial "
+                "approximations";
+  let description = [{
+    Rewrites the selected `math` ops (f32, and bf16/f16 through f32) into
+    MLIR's polynomial approximations: arithmetic only, no call. A loop that
+    calls `tanhf` or `expf` from libm runs one element at a time; the same
+    loop with the approximation is vectorized by LLVM. On the tiny GPT the
+    GELU's `tanhf` (and the `expm1f` it calls) was the hottest code of the
+    CPU step.
+
+    The approximations are not correctly rounded: docs/GPU.md gives their
+    measured error against libm (at most a few ulp on the ranges training
+    sees, `test/Execution/approximate-math.py` checks the bounds, special
+    values included). `recast-lower-to-cpu` runs this pass unless
+    `approximate-math=false`.
+
+    Example: `math.tanh %x : f32` becomes a clamp of `%x` and a rational
+    polynomial in it.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The `math` op mnemonics to approximate, out of tanh, exp, "
+               "expm1, log, log1p, log2, erf, atan, atan2, sin, cos, asin, "
+               "acos, cbrt (default: tanh, exp, expm1, log, log1p, erf)",
+               "llvm::cl::ZeroOrMore">,
+  ];
+  // Vector operands get vector.broadcast constants.
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Mixed precision
 //===----------------------------------------------------------------------===//

@@ -1,5 +1,7 @@
 // RUN: recast-opt %s -recast-lower-to-cpu | FileCheck %s
 // RUN: recast-opt %s -recast-lower-to-cpu=track-allocations=true | FileCheck %s --check-prefix=TRACK
+// RUN: recast-opt %s -recast-lower-to-cpu=approximate-math=false | FileCheck %s --check-prefix=LIBM
+// RUN: recast-opt %s -recast-lower-to-cpu=approximate-math=false | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=EXEC
 /// The lowered module runs under upstream mlir-runner.
 // RUN: recast-opt %s -recast-lower-to-cpu | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=EXEC
 
@@ -9,10 +11,16 @@
 // CHECK-NOT: memref.
 // CHECK-NOT: bufferization.
 // CHECK-NOT: recast.
+/// Softmax's exp is a polynomial (recast-approximate-math) unless
+/// approximate-math=false, where it is LLVM's intrinsic (a libm call).
 // CHECK-LABEL: llvm.func @softmax_sum
 // CHECK: llvm.call @malloc
-// CHECK: llvm.intr.exp
+// CHECK-NOT: llvm.intr.exp
+// CHECK: llvm.intr.fma
+// CHECK-NOT: llvm.intr.exp
 // CHECK: llvm.call @free
+// LIBM-LABEL: llvm.func @softmax_sum
+// LIBM: llvm.intr.exp
 
 /// With tracking, buffers come from the entry points recast's runtime measures.
 // TRACK-LABEL: llvm.func @softmax_sum
