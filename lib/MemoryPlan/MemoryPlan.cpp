@@ -159,6 +159,12 @@ constexpr size_t kMaxBuffersForEveryHeuristic = 4000;
 /// walks every step of every lifetime).
 constexpr uint64_t kMaxBreadthSteps = 50'000'000;
 
+/// Placements the local search may spend, counted as buffer pairs compared
+/// (each placement compares every pair once): about a second.
+constexpr uint64_t kLocalSearchPairs = 400'000'000;
+/// At most this many promotions without a smaller arena end the search.
+constexpr unsigned kPromotionsWithoutGain = 24;
+
 } // namespace
 
 Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
@@ -168,12 +174,17 @@ Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
   if (buffers.size() > kMaxBuffersForEveryHeuristic)
     return best;
   uint64_t lowerBound = alignUp(livenessPeak(buffers), alignment);
+  std::vector<size_t> bestOrder = bySize;
+  Fit bestFit = Fit::First;
   auto consider = [&](llvm::ArrayRef<size_t> order, Fit fit) {
     if (best.arenaBytes <= lowerBound)
       return;
     Plan plan = placeInOrder(buffers, order, alignment, fit);
-    if (plan.arenaBytes < best.arenaBytes)
+    if (plan.arenaBytes < best.arenaBytes) {
       best = std::move(plan);
+      bestOrder.assign(order.begin(), order.end());
+      bestFit = fit;
+    }
   };
   consider(bySize, Fit::Best);
   uint64_t lifetimeSteps = 0;
@@ -187,6 +198,39 @@ Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
   std::vector<size_t> byArea = orderByArea(buffers, bySize);
   consider(byArea, Fit::First);
   consider(byArea, Fit::Best);
+
+  // Local search from the best order: the buffer that reaches the top of the
+  // arena was placed after buffers that left it no gap low enough; placed
+  // first, it takes the low offsets and the others fit around it. Promote
+  // the top buffer again and again, keeping the smallest arena, until
+  // promotions stop paying or the budget of placements is spent.
+  uint64_t pairsPerPlacement =
+      std::max<uint64_t>(1, uint64_t(buffers.size()) * buffers.size());
+  uint64_t placements = kLocalSearchPairs / pairsPerPlacement;
+  std::vector<size_t> order = bestOrder;
+  Plan current = best;
+  for (unsigned sinceGain = 0; placements > 0 &&
+                               sinceGain < kPromotionsWithoutGain &&
+                               best.arenaBytes > lowerBound;
+       --placements, ++sinceGain) {
+    // The last-placed buffer among those ending highest.
+    uint64_t top = 0;
+    for (size_t index : order)
+      top = std::max(top, current.offsets[index] + buffers[index].size);
+    auto last = std::find_if(order.rbegin(), order.rend(), [&](size_t index) {
+      return current.offsets[index] + buffers[index].size == top;
+    });
+    if (last == order.rend() || std::next(last) == order.rend())
+      break;
+    size_t promoted = *last;
+    order.erase(std::next(last).base());
+    order.insert(order.begin(), promoted);
+    current = placeInOrder(buffers, order, alignment, bestFit);
+    if (current.arenaBytes < best.arenaBytes) {
+      best = current;
+      sinceGain = 0;
+    }
+  }
   return best;
 }
 

@@ -8,7 +8,10 @@
 // Lee ("Efficient Memory Management for Deep Neural Net Inference", 2020):
 // largest first, the buffers of the fullest steps first (greedy by breadth),
 // largest size x lifetime first; each into the lowest gap that fits or the
-// smallest one. The smallest arena wins; none is below the liveness peak.
+// smallest one. A local search then starts from the smallest arena: the
+// buffer reaching the top of the arena is placed first and the rest again,
+// repeatedly, while that keeps paying. The smallest arena wins; none is
+// below the liveness peak.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +47,8 @@ uint64_t livenessPeak(llvm::ArrayRef<Buffer> buffers);
 llvm::Error check(llvm::ArrayRef<Buffer> buffers, uint64_t alignment);
 
 /// Assigns offsets, each a multiple of `alignment`: the smallest arena of the
-/// heuristics above (greedy by size alone past 4,000 buffers).
+/// heuristics and the local search above (greedy by size alone past 4,000
+/// buffers; the local search within a budget of placements).
 Plan planArena(llvm::ArrayRef<Buffer> buffers, uint64_t alignment = 64);
 
 /// Checks that `plan` is correct: every buffer inside the arena, aligned, and

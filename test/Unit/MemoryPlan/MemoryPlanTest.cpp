@@ -51,6 +51,21 @@ TEST(MemoryPlanTest, FullestStepFirstAvoidsAHoleThatLargestFirstLeaves) {
   EXPECT_EQ(plan.arenaBytes, 576u);
 }
 
+TEST(MemoryPlanTest, PromotingTheTopBufferFillsTheHoleEveryHeuristicLeaves) {
+  // Every order of the heuristics places the two 384-byte buffers at 0 (their
+  // lifetimes are disjoint) and the 192-byte one above the later of them;
+  // the 64-byte buffer, alive with the first 384 and with the 192, then
+  // finds no gap below 576: 640 bytes. Placed first (it is the one reaching
+  // the top), it takes offset 0, the first 384 goes above it, and the peak
+  // of 576 is reached.
+  std::vector<Buffer> buffers = {
+      {64, 2, 4}, {384, 5, 8}, {384, 1, 2}, {192, 4, 7}};
+  Plan plan = planArena(buffers);
+  EXPECT_FALSE(bool(verify(buffers, plan)));
+  EXPECT_EQ(livenessPeak(buffers), 576u);
+  EXPECT_EQ(plan.arenaBytes, 576u);
+}
+
 TEST(MemoryPlanTest, RandomProblemsVerifyAndStayNearThePeak) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
