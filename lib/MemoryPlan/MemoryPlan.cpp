@@ -209,9 +209,9 @@ Plan recast::memplan::planArena(llvm::ArrayRef<Buffer> buffers,
   uint64_t placements = kLocalSearchPairs / pairsPerPlacement;
   std::vector<size_t> order = bestOrder;
   Plan current = best;
-  for (unsigned sinceGain = 0; placements > 0 &&
-                               sinceGain < kPromotionsWithoutGain &&
-                               best.arenaBytes > lowerBound;
+  for (unsigned sinceGain = 0;
+       placements > 0 && sinceGain < kPromotionsWithoutGain &&
+       best.arenaBytes > lowerBound;
        --placements, ++sinceGain) {
     // The last-placed buffer among those ending highest.
     uint64_t top = 0;

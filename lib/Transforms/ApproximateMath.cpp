@@ -64,7 +64,7 @@ struct RecastApproximateMathPass
     // of the whole module would also fold and simplify everything else.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa<math::MathDialect>(op->getDialect()) &&
+      if (isa_and_nonnull<math::MathDialect>(op->getDialect()) &&
           selected(op->getName().getStringRef()))
         ops.push_back(op);
     });
@@ -78,8 +78,11 @@ struct RecastApproximateMathPass
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     config.enableFolding(false);
-    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config))) {
+      mlir::emitError(getOperation()->getLoc())
+          << "recast-approximate-math: the rewrite did not converge";
       return signalPassFailure();
+    }
   }
 };
 
