@@ -382,6 +382,9 @@ static int runMain(int argc, char **argv) {
         report.getPeakBytes(Kind::Activation),
         report.getPeakBytes(Kind::Gradient),
         report.getPeakBytes(Kind::Temporary));
+    if (report.isTrainingStep())
+      staticSummary += llvm::formatv("; saved for the backward {0}",
+                                     report.getSavedActivationBytes());
   }
 
   // Initial values: --arg files, --data batches, or the seeded rules.
