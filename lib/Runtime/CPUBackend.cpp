@@ -61,6 +61,8 @@ struct Blas {
   SgemmFn sgemm = nullptr;
   SbgemmFn sbgemm = nullptr;
   std::string library;
+  /// recast_cpu_bf16_gemm.
+  const char *bf16Gemm = "widened";
 };
 
 /// The CBLAS to use: $RECAST_BLAS (a path or soname; "none" disables BLAS),
@@ -95,11 +97,21 @@ const Blas &getBlas() {
       b.handle = handle;
       b.sgemm = sgemm;
       b.sbgemm = reinterpret_cast<SbgemmFn>(dlsym(handle, "cblas_sbgemm"));
+      if (b.sbgemm)
+        b.bf16Gemm = "cblas_sbgemm";
       b.library = name;
       break;
     }
     if (!b.sgemm)
       b.sgemm = &naiveSgemm;
+    // recast's own bf16 kernel where the CPU has vdpbf16ps and the library
+    // has no sbgemm ($RECAST_BF16_GEMM=widen keeps the widened sgemm path).
+    const char *bf16Gemm = std::getenv("RECAST_BF16_GEMM");
+    bool widen = bf16Gemm && std::strcmp(bf16Gemm, "widen") == 0;
+    if (!b.sbgemm && !widen && hasAvx512Bf16()) {
+      b.sbgemm = &avx512Sbgemm;
+      b.bf16Gemm = "avx512_bf16";
+    }
     return b;
   }();
   return blas;
@@ -322,6 +334,8 @@ extern "C" const char *recast_cpu_blas_core_type(void) {
     return "Haswell";
   return nullptr;
 }
+
+extern "C" const char *recast_cpu_bf16_gemm(void) { return getBlas().bf16Gemm; }
 
 extern "C" const char *recast_cpu_blas_library(void) {
   const Blas &blas = getBlas();

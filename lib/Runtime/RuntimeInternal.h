@@ -30,6 +30,16 @@ void deferError(recast_status status);
 /// "1.50 GiB (1610612736 bytes)".
 std::string formatBytes(uint64_t bytes);
 
+/// Whether the CPU runs AVX512_BF16 (vdpbf16ps).
+bool hasAvx512Bf16();
+
+/// cblas_sbgemm for row-major operands (`order` is ignored): C = alpha op(A)
+/// op(B) + beta C, bf16 A and B, f32 C and accumulation, on AVX512_BF16
+/// (Bf16Gemm.cpp). Only to be called where hasAvx512Bf16().
+void avx512Sbgemm(int order, int transA, int transB, int m, int n, int k,
+                  float alpha, const uint16_t *a, int lda, const uint16_t *b,
+                  int ldb, float beta, float *c, int ldc);
+
 class Backend {
 public:
   virtual ~Backend();

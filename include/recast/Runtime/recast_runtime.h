@@ -200,6 +200,11 @@ recast_status recast_take_deferred_error(void);
 /* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).
  * $RECAST_BLAS names another library, or "none". */
 const char *recast_cpu_blas_library(void);
+/* How the CPU backend multiplies bf16 operands into f32: "cblas_sbgemm" (the
+ * library's), "avx512_bf16" (recast's vdpbf16ps kernel, on CPUs that have
+ * it; $RECAST_BF16_GEMM=widen turns it off) or "widened" (operands widened
+ * to f32 for sgemm, or the reference loop without a BLAS). */
+const char *recast_cpu_bf16_gemm(void);
 /* The OpenBLAS core type (the OPENBLAS_CORETYPE value) recast selects on this
  * CPU, or NULL where OpenBLAS's own detection is used. OpenBLAS 0.3.21
  * (Debian 12) does not recognize recent Xeons and falls back to its generic

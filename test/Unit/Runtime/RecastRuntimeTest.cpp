@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -354,6 +355,18 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
       checkGemm(device, GemmCase{RECAST_F16, RECAST_F16, RECAST_F16, transA,
                                  transB, 1, 3, 4, 800});
     }
+  // bf16 into f32 (the AVX512_BF16 kernel where the CPU has it): k across
+  // blocks and odd, edge tiles in m and n, more rows than one packed block of
+  // A and more columns than one of B, every transpose.
+  for (int transA : {0, 1})
+    for (int transB : {0, 1}) {
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 2, 13, 70, 777});
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 100, 40, 9});
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 3, 2100, 5});
+    }
   // FP8 with scales (powers of two keep the reference exact).
   checkGemm(
       device,
@@ -363,6 +376,18 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
       device,
       GemmCase{RECAST_F8E4M3, RECAST_F8E4M3, RECAST_F32, 0, 0, 1, 3, 5, 7},
       2.0f, 0.25f);
+}
+
+TEST_F(CPURuntimeTest, Bf16GemmUsesVdpbf16psWhereTheCPUHasIt) {
+  std::string kind = recast_cpu_bf16_gemm();
+  const char *widen = std::getenv("RECAST_BF16_GEMM");
+  if (std::string(recast_cpu_blas_library()).empty() ||
+      (widen && std::string(widen) == "widen")) {
+    EXPECT_EQ(kind, "widened");
+  } else if (kind != "cblas_sbgemm") {
+    EXPECT_EQ(kind,
+              __builtin_cpu_supports("avx512bf16") ? "avx512_bf16" : "widened");
+  }
 }
 
 TEST_F(CPURuntimeTest, GemmChecks) {

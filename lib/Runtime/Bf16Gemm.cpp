@@ -1,0 +1,181 @@
+//===- Bf16Gemm.cpp - bf16 GEMM with FP32 accumulation on AVX512_BF16 -----===//
+//
+// C = alpha op(A) op(B) + beta C with bf16 A and B and f32 C, row-major, the
+// CBLAS sbgemm signature, for CPUs with AVX512_BF16 (Cooper Lake, Sapphire
+// Rapids, Zen 4) when the BLAS library has no cblas_sbgemm. `vdpbf16ps`
+// multiplies pairs of bf16 along k and adds both products to an f32 lane:
+// twice the multiply-adds per instruction of an f32 FMA, on operands half the
+// size, where widening to f32 for sgemm pays a conversion pass and runs at
+// the f32 rate.
+//
+// The usual blocking (Goto and van de Geijn): B is packed a block of kKC x
+// kNC at a time into panels of kNR columns with each pair of k adjacent
+// (the layout vdpbf16ps reads), A a block of kMC x kKC into panels of kMR
+// rows with each pair of k as one 32-bit word to broadcast; a kMR x kNR
+// micro-kernel keeps its tile of C in 12 registers over the block's k.
+// Transposed operands only change the packing. Padding (odd k, edge panels)
+// is zeros, which add nothing.
+//
+// vdpbf16ps treats bf16 subnormal inputs as zero and flushes subnormal
+// results, rounds to nearest even after each of its two products, and sums
+// in a different order than sgemm: the results differ from the widened path
+// in the last bits, as any two GEMM kernels do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeInternal.h"
+
+#include <algorithm>
+#include <cstring>
+#include <immintrin.h>
+#include <memory>
+
+using namespace recast::runtime;
+
+namespace {
+
+constexpr int64_t kMR = 6;    // rows of the micro-tile
+constexpr int64_t kNR = 32;   // columns: two 16-lane registers
+constexpr int64_t kKC = 384;  // k of a block (even)
+constexpr int64_t kMC = 96;   // rows of A packed at once (a multiple of kMR)
+constexpr int64_t kNC = 2048; // columns of B packed at once (of kNR)
+
+/// Element (i, p) of op(A) and (p, j) of op(B), as raw bf16 bits.
+inline uint16_t elementA(const uint16_t *a, int64_t lda, bool trans, int64_t i,
+                         int64_t p) {
+  return trans ? a[p * lda + i] : a[i * lda + p];
+}
+inline uint16_t elementB(const uint16_t *b, int64_t ldb, bool trans, int64_t p,
+                         int64_t j) {
+  return trans ? b[j * ldb + p] : b[p * ldb + j];
+}
+
+/// Packs op(B)[k0 : k0 + kc, j0 : j0 + nc] into panels of kNR columns: for
+/// each pair of k, kNR (column, k pair) words.
+void packB(const uint16_t *b, int64_t ldb, bool trans, int64_t k0, int64_t kc,
+           int64_t j0, int64_t nc, uint16_t *out) {
+  int64_t pairs = (kc + 1) / 2;
+  for (int64_t jp = 0; jp < nc; jp += kNR) {
+    int64_t width = std::min(kNR, nc - jp);
+    for (int64_t q = 0; q < pairs; ++q) {
+      uint16_t *dst = out + (jp / kNR) * pairs * 2 * kNR + q * 2 * kNR;
+      for (int64_t jj = 0; jj < kNR; ++jj) {
+        bool inside = jj < width;
+        int64_t p = k0 + 2 * q;
+        dst[2 * jj] = inside ? elementB(b, ldb, trans, p, j0 + jp + jj) : 0;
+        dst[2 * jj + 1] = inside && 2 * q + 1 < kc
+                              ? elementB(b, ldb, trans, p + 1, j0 + jp + jj)
+                              : 0;
+      }
+    }
+  }
+}
+
+/// Packs op(A)[i0 : i0 + mc, k0 : k0 + kc] into panels of kMR rows: for each
+/// pair of k, kMR (row, k pair) words.
+void packA(const uint16_t *a, int64_t lda, bool trans, int64_t i0, int64_t mc,
+           int64_t k0, int64_t kc, uint16_t *out) {
+  int64_t pairs = (kc + 1) / 2;
+  for (int64_t ip = 0; ip < mc; ip += kMR) {
+    int64_t height = std::min(kMR, mc - ip);
+    for (int64_t q = 0; q < pairs; ++q) {
+      uint16_t *dst = out + (ip / kMR) * pairs * 2 * kMR + q * 2 * kMR;
+      for (int64_t ii = 0; ii < kMR; ++ii) {
+        bool inside = ii < height;
+        int64_t p = k0 + 2 * q;
+        dst[2 * ii] = inside ? elementA(a, lda, trans, i0 + ip + ii, p) : 0;
+        dst[2 * ii + 1] = inside && 2 * q + 1 < kc
+                              ? elementA(a, lda, trans, i0 + ip + ii, p + 1)
+                              : 0;
+      }
+    }
+  }
+}
+
+/// C[0 : rows, 0 : cols] += alpha * (packed A panel) x (packed B panel) over
+/// `pairs` pairs of k.
+__attribute__((target("avx512f,avx512bf16"))) void
+microKernel(int64_t pairs, const uint16_t *a, const uint16_t *b, float alpha,
+            float *c, int64_t ldc, int64_t rows, int64_t cols) {
+  __m512 acc[kMR][2];
+  for (int r = 0; r < kMR; ++r)
+    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t q = 0; q < pairs; ++q) {
+    __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + q * 2 * kNR);
+    __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + q * 2 * kNR + kNR);
+    const uint32_t *pairA = reinterpret_cast<const uint32_t *>(a + q * 2 * kMR);
+    for (int r = 0; r < kMR; ++r) {
+      __m512bh x = (__m512bh)_mm512_set1_epi32(int(pairA[r]));
+      acc[r][0] = _mm512_dpbf16_ps(acc[r][0], x, b0);
+      acc[r][1] = _mm512_dpbf16_ps(acc[r][1], x, b1);
+    }
+  }
+  __m512 scale = _mm512_set1_ps(alpha);
+  __mmask16 low = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  __mmask16 high = cols >= 32   ? __mmask16(0xFFFF)
+                   : cols <= 16 ? __mmask16(0)
+                                : __mmask16((1u << (cols - 16)) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = c + r * ldc;
+    __m512 c0 = _mm512_maskz_loadu_ps(low, row);
+    _mm512_mask_storeu_ps(row, low, _mm512_fmadd_ps(acc[r][0], scale, c0));
+    if (high) {
+      __m512 c1 = _mm512_maskz_loadu_ps(high, row + 16);
+      _mm512_mask_storeu_ps(row + 16, high,
+                            _mm512_fmadd_ps(acc[r][1], scale, c1));
+    }
+  }
+}
+
+} // namespace
+
+bool recast::runtime::hasAvx512Bf16() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return has;
+}
+
+void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
+                                   int n, int k, float alpha, const uint16_t *a,
+                                   int lda, const uint16_t *b, int ldb,
+                                   float beta, float *c, int ldc) {
+  (void)order; // row-major, as every caller in the runtime
+  constexpr int kCblasTrans = 112;
+  bool ta = transA == kCblasTrans, tb = transB == kCblasTrans;
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * int64_t(ldc);
+    if (beta == 0.0f)
+      std::fill(row, row + n, 0.0f);
+    else if (beta != 1.0f)
+      for (int64_t j = 0; j < n; ++j)
+        row[j] *= beta;
+  }
+  if (k == 0 || alpha == 0.0f)
+    return;
+  int64_t maxPairs = (std::min<int64_t>(k, kKC) + 1) / 2;
+  int64_t nc = std::min<int64_t>(n, kNC), mc = std::min<int64_t>(m, kMC);
+  std::unique_ptr<uint16_t[]> packedB(
+      new uint16_t[size_t(((nc + kNR - 1) / kNR) * maxPairs * 2 * kNR)]);
+  std::unique_ptr<uint16_t[]> packedA(
+      new uint16_t[size_t(((mc + kMR - 1) / kMR) * maxPairs * 2 * kMR)]);
+  for (int64_t k0 = 0; k0 < k; k0 += kKC) {
+    int64_t kc = std::min<int64_t>(kKC, k - k0), pairs = (kc + 1) / 2;
+    for (int64_t j0 = 0; j0 < n; j0 += kNC) {
+      int64_t ncBlock = std::min<int64_t>(kNC, n - j0);
+      packB(b, ldb, tb, k0, kc, j0, ncBlock, packedB.get());
+      for (int64_t i0 = 0; i0 < m; i0 += kMC) {
+        int64_t mcBlock = std::min<int64_t>(kMC, m - i0);
+        packA(a, lda, ta, i0, mcBlock, k0, kc, packedA.get());
+        for (int64_t jp = 0; jp < ncBlock; jp += kNR)
+          for (int64_t ip = 0; ip < mcBlock; ip += kMR)
+            microKernel(pairs, packedA.get() + (ip / kMR) * pairs * 2 * kMR,
+                        packedB.get() + (jp / kNR) * pairs * 2 * kNR, alpha,
+                        c + (i0 + ip) * int64_t(ldc) + j0 + jp, ldc,
+                        std::min(kMR, mcBlock - ip),
+                        std::min(kNR, ncBlock - jp));
+      }
+    }
+  }
+}
