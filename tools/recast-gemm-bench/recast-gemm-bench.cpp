@@ -102,9 +102,10 @@ int main(int argc, char **argv) {
   std::printf("device %s, A/B %s, C/D %s, FP32 accumulation%s\n",
               recast_device_name(device), typeName.c_str(), outName.c_str(),
               kind == RECAST_DEVICE_CPU
-                  ? (std::string(", BLAS ") + (*recast_cpu_blas_library()
-                                                   ? recast_cpu_blas_library()
-                                                   : "none (built-in loops)"))
+                  ? (std::string(", BLAS ") +
+                     (*recast_cpu_blas_library() ? recast_cpu_blas_library()
+                                                 : "none (built-in loops)") +
+                     ", bf16 GEMM " + recast_cpu_bf16_gemm())
                         .c_str()
                   : "");
   for (size_t s = 0; s < dims.size(); s += 3) {
