@@ -52,9 +52,12 @@ llvm::SmallBitVector getDims(AffineMap map) {
 }
 
 /// True if `op` yields `acc + a * b`, `acc` its output and `a`, `b` two of
-/// its inputs each indexing a parallel dimension the other does not: the
-/// shape of a matmul or a convolution, not of a dot product or a weighted
-/// sum, which are reductions of an elementwise product.
+/// its inputs of which at least one indexes a parallel dimension the other
+/// does not: the shape of a matmul, a convolution, a matrix-vector product
+/// or a depthwise convolution (whose filter shares its channel dimension
+/// with the input), not of a dot product or a row-wise sum of an
+/// elementwise product (both operands indexed alike), which are
+/// reductions.
 bool isContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return false;
@@ -93,7 +96,7 @@ bool isContraction(linalg::LinalgOp op) {
         return true;
     return false;
   };
-  return hasOwnParallelDim(lhsDims, rhsDims) &&
+  return hasOwnParallelDim(lhsDims, rhsDims) ||
          hasOwnParallelDim(rhsDims, lhsDims);
 }
 
@@ -142,8 +145,8 @@ PrecisionClassification classifyStructuredOp(linalg::LinalgOp op) {
   if (op.getNumReductionLoops() > 0) {
     if (isContraction(op))
       return {PrecisionClass::Contraction,
-              "multiply-accumulate whose operands each bring a parallel "
-              "dimension (matmul/convolution shape)"};
+              "multiply-accumulate with an operand that brings a parallel "
+              "dimension of its own (matmul/convolution shape)"};
     if (isSelectingReduction(op))
       return {PrecisionClass::CastFree,
               "max/min reduction: selects an input, never rounds"};

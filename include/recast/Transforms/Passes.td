@@ -564,11 +564,13 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     the compute type by op class, through `PrecisionClassOpInterface`
     (external models on upstream linalg, arith, math and tensor ops):
 
-    * Contractions (matmul, batch_matmul, convolutions, `linalg.generic`s
-      that multiply-accumulate operands that each bring a parallel
-      dimension) read their inputs in the compute type and accumulate in
-      FP32 (`outs` and result FP32). The result is rounded to the compute
-      type right after the op only if a consumer computes in low precision.
+    * Contractions (matmul, batch_matmul, convolutions, depthwise
+      convolutions, `linalg.generic`s that multiply-accumulate two operands
+      of which one brings a parallel dimension of its own, which includes
+      matrix-vector products) read their inputs in the compute type and
+      accumulate in FP32 (`outs` and result FP32). The result is rounded to
+      the compute type right after the op only if a consumer computes in low
+      precision.
     * Numerically sensitive ops (bodies with exp, log, pow, rsqrt, sqrt;
       softmax; every accumulating reduction, hence norms and losses) run in
       FP32.

@@ -89,7 +89,7 @@ func.func @contraction_fp32_consumer(%w: tensor<8x4xf32> {recast.param}, %x: ten
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 
-/// A linalg.generic contraction (reduction, mulf-then-addf, each operand with
+/// A linalg.generic contraction (reduction, mulf-then-addf, an operand with
 /// a parallel dimension of its own) is a contraction; an unused input is
 /// left as it is. A weighted row sum (both operands indexed alike) is a
 /// reduction: FP32.
@@ -123,6 +123,38 @@ func.func @generic_contraction(%a: tensor<2x8xf32>, %b: tensor<8x4xf32>, %unused
     linalg.yield %s : f32
   } -> tensor<2xf32>
   return %d : tensor<2xf32>
+}
+
+// -----
+
+#ij = affine_map<(i, j) -> (i, j)>
+#j = affine_map<(i, j) -> (j)>
+#i = affine_map<(i, j) -> (i)>
+
+/// One operand with a parallel dimension of its own is enough: a depthwise
+/// convolution (the filter shares the channel dimension with the input) and
+/// a matrix-vector product are contractions, as PyTorch's autocast runs
+/// conv2d with groups and mv in low precision.
+// CHECK-LABEL: func.func @depthwise_and_matvec
+// CHECK:      linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x6x6x4xbf16>, tensor<3x3x4xbf16>) outs(%{{.*}} : tensor<1x4x4x4xf32>)
+// CHECK:      linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8xbf16>, tensor<8xbf16>) outs(%{{.*}} : tensor<2xf32>)
+func.func @depthwise_and_matvec(%x: tensor<1x6x6x4xf32>, %f: tensor<3x3x4xf32> {recast.param},
+                                %a: tensor<2x8xf32>, %v: tensor<8xf32> {recast.param}) -> (tensor<1x4x4x4xf32>, tensor<2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %d = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %f : tensor<1x6x6x4xf32>, tensor<3x3x4xf32>) outs(%z : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %e1 = tensor.empty() : tensor<2xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2xf32>) -> tensor<2xf32>
+  %m = linalg.generic {indexing_maps = [#ij, #j, #i], iterator_types = ["parallel", "reduction"]}
+      ins(%a, %v : tensor<2x8xf32>, tensor<8xf32>) outs(%z1 : tensor<2xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  } -> tensor<2xf32>
+  return %d, %m : tensor<1x4x4x4xf32>, tensor<2xf32>
 }
 
 // -----
