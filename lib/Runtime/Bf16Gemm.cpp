@@ -26,9 +26,12 @@
 #include "RuntimeInternal.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
 #include <memory>
+#include <thread>
+#include <vector>
 
 using namespace recast::runtime;
 
@@ -39,6 +42,22 @@ constexpr int64_t kNR = 32;   // columns: two 16-lane registers
 constexpr int64_t kKC = 384;  // k of a block (even)
 constexpr int64_t kMC = 96;   // rows of A packed at once (a multiple of kMR)
 constexpr int64_t kNC = 2048; // columns of B packed at once (of kNR)
+/// Below this many multiply-adds one thread does the whole product: starting
+/// threads costs more than they save.
+constexpr int64_t kParallelMacs = int64_t(1) << 22;
+
+/// Threads for one product: $OPENBLAS_NUM_THREADS, else $OMP_NUM_THREADS,
+/// else the hardware's, so that recast's kernel uses what the BLAS would.
+unsigned gemmThreads() {
+  static const unsigned threads = [] {
+    for (const char *name : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
+      if (const char *value = std::getenv(name))
+        if (int n = std::atoi(value); n > 0)
+          return unsigned(n);
+    return std::max(1u, std::thread::hardware_concurrency());
+  }();
+  return threads;
+}
 
 /// Element (i, p) of op(A) and (p, j) of op(B), as raw bf16 bits.
 inline uint16_t elementA(const uint16_t *a, int64_t lda, bool trans, int64_t i,
@@ -156,26 +175,54 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
     return;
   int64_t maxPairs = (std::min<int64_t>(k, kKC) + 1) / 2;
   int64_t nc = std::min<int64_t>(n, kNC), mc = std::min<int64_t>(m, kMC);
+  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : gemmThreads();
   std::unique_ptr<uint16_t[]> packedB(
       new uint16_t[size_t(((nc + kNR - 1) / kNR) * maxPairs * 2 * kNR)]);
-  std::unique_ptr<uint16_t[]> packedA(
-      new uint16_t[size_t(((mc + kMR - 1) / kMR) * maxPairs * 2 * kMR)]);
+  // One packed block of A per thread.
+  size_t packedASize = size_t(((mc + kMR - 1) / kMR) * maxPairs * 2 * kMR);
+  std::unique_ptr<uint16_t[]> packedA(new uint16_t[packedASize * threads]);
   for (int64_t k0 = 0; k0 < k; k0 += kKC) {
     int64_t kc = std::min<int64_t>(kKC, k - k0), pairs = (kc + 1) / 2;
     for (int64_t j0 = 0; j0 < n; j0 += kNC) {
       int64_t ncBlock = std::min<int64_t>(kNC, n - j0);
       packB(b, ldb, tb, k0, kc, j0, ncBlock, packedB.get());
-      for (int64_t i0 = 0; i0 < m; i0 += kMC) {
-        int64_t mcBlock = std::min<int64_t>(kMC, m - i0);
-        packA(a, lda, ta, i0, mcBlock, k0, kc, packedA.get());
-        for (int64_t jp = 0; jp < ncBlock; jp += kNR)
-          for (int64_t ip = 0; ip < mcBlock; ip += kMR)
-            microKernel(pairs, packedA.get() + (ip / kMR) * pairs * 2 * kMR,
-                        packedB.get() + (jp / kNR) * pairs * 2 * kNR, alpha,
-                        c + (i0 + ip) * int64_t(ldc) + j0 + jp, ldc,
-                        std::min(kMR, mcBlock - ip),
-                        std::min(kNR, ncBlock - jp));
-      }
+      // Tasks: a block of rows of A times a share of the panels of B; each
+      // writes its own tile of C.
+      int64_t rowBlocks = (m + kMC - 1) / kMC;
+      int64_t panels = (ncBlock + kNR - 1) / kNR;
+      int64_t shares = std::clamp<int64_t>(
+          (int64_t(threads) + rowBlocks - 1) / rowBlocks, 1, panels);
+      int64_t tasks = rowBlocks * shares;
+      unsigned workers = unsigned(std::min<int64_t>(threads, tasks));
+      auto work = [&, k0, kc, pairs, j0, ncBlock](unsigned worker) {
+        uint16_t *myA = packedA.get() + worker * packedASize;
+        int64_t packedRows = -1;
+        for (int64_t task = worker; task < tasks; task += workers) {
+          int64_t i0 = (task / shares) * kMC, share = task % shares;
+          int64_t mcBlock = std::min<int64_t>(kMC, m - i0);
+          if (packedRows != i0) {
+            packA(a, lda, ta, i0, mcBlock, k0, kc, myA);
+            packedRows = i0;
+          }
+          int64_t firstPanel = panels * share / shares;
+          int64_t endPanel = panels * (share + 1) / shares;
+          for (int64_t panel = firstPanel; panel < endPanel; ++panel) {
+            int64_t jp = panel * kNR;
+            for (int64_t ip = 0; ip < mcBlock; ip += kMR)
+              microKernel(pairs, myA + (ip / kMR) * pairs * 2 * kMR,
+                          packedB.get() + panel * pairs * 2 * kNR, alpha,
+                          c + (i0 + ip) * int64_t(ldc) + j0 + jp, ldc,
+                          std::min(kMR, mcBlock - ip),
+                          std::min(kNR, ncBlock - jp));
+          }
+        }
+      };
+      std::vector<std::thread> pool;
+      for (unsigned worker = 1; worker < workers; ++worker)
+        pool.emplace_back(work, worker);
+      work(0);
+      for (std::thread &thread : pool)
+        thread.join();
     }
   }
 }

@@ -357,7 +357,8 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
     }
   // bf16 into f32 (the AVX512_BF16 kernel where the CPU has it): k across
   // blocks and odd, edge tiles in m and n, more rows than one packed block of
-  // A and more columns than one of B, every transpose.
+  // A and more columns than one of B, a product split across threads, every
+  // transpose.
   for (int transA : {0, 1})
     for (int transB : {0, 1}) {
       checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
@@ -366,6 +367,9 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
                                  transB, 1, 100, 40, 9});
       checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
                                  transB, 1, 3, 2100, 5});
+      // Large enough to be split across threads.
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 200, 150, 160});
     }
   // FP8 with scales (powers of two keep the reference exact).
   checkGemm(
