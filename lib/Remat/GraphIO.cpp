@@ -317,14 +317,22 @@ Expected<Problem> parseObject(const Reader &reader, const json::Object &root) {
 
 } // namespace
 
-Expected<Problem> parseGraphJSON(StringRef text, StringRef origin,
-                                 StringRef function) {
-  Reader reader(origin);
+/// `text` parsed as JSON, or an error naming `origin`.
+static Expected<json::Value> parseJSON(StringRef text, StringRef origin) {
   Expected<json::Value> root = json::parse(text);
   if (!root)
     return createStringError(
         inconvertibleErrorCode(),
         (origin + ": invalid JSON: " + toString(root.takeError())).str());
+  return root;
+}
+
+Expected<Problem> parseGraphJSON(StringRef text, StringRef origin,
+                                 StringRef function) {
+  Reader reader(origin);
+  Expected<json::Value> root = parseJSON(text, origin);
+  if (!root)
+    return root.takeError();
   const json::Object *object = root->getAsObject();
   // --recast-export-graph writes one graph per function, in an array.
   if (const json::Array *graphs = root->getAsArray()) {
@@ -378,11 +386,9 @@ Expected<Problem> readGraphFile(StringRef path, StringRef function) {
 
 Expected<ScheduleFile> parseScheduleJSON(StringRef text, StringRef origin) {
   Reader reader(origin);
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = parseJSON(text, origin);
   if (!root)
-    return createStringError(
-        inconvertibleErrorCode(),
-        (origin + ": invalid JSON: " + toString(root.takeError())).str());
+    return root.takeError();
   ScheduleFile file;
   const json::Array *ids = root->getAsArray();
   if (const json::Object *object = root->getAsObject()) {

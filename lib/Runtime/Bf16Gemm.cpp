@@ -59,53 +59,28 @@ unsigned gemmThreads() {
   return threads;
 }
 
-/// Element (i, p) of op(A) and (p, j) of op(B), as raw bf16 bits.
-inline uint16_t elementA(const uint16_t *a, int64_t lda, bool trans, int64_t i,
-                         int64_t p) {
-  return trans ? a[p * lda + i] : a[i * lda + p];
-}
-inline uint16_t elementB(const uint16_t *b, int64_t ldb, bool trans, int64_t p,
-                         int64_t j) {
-  return trans ? b[j * ldb + p] : b[p * ldb + j];
-}
-
-/// Packs op(B)[k0 : k0 + kc, j0 : j0 + nc] into panels of kNR columns: for
-/// each pair of k, kNR (column, k pair) words.
-void packB(const uint16_t *b, int64_t ldb, bool trans, int64_t k0, int64_t kc,
-           int64_t j0, int64_t nc, uint16_t *out) {
+/// Packs rows [first, first + count) x k [k0, k0 + kc) of a bf16 matrix
+/// into panels of `width` rows: for each pair of k, `width` (row, k pair)
+/// words. Element (row, p) is x[p * ld + row] when the matrix is stored
+/// k-major, else x[row * ld + p]. op(A) packs its rows (k-major when A is
+/// transposed), op(B) its columns (k-major when B is not).
+void packPanels(const uint16_t *x, int64_t ld, bool kMajor, int64_t first,
+                int64_t count, int64_t k0, int64_t kc, int64_t width,
+                uint16_t *out) {
   int64_t pairs = (kc + 1) / 2;
-  for (int64_t jp = 0; jp < nc; jp += kNR) {
-    int64_t width = std::min(kNR, nc - jp);
+  auto element = [&](int64_t row, int64_t p) {
+    return kMajor ? x[p * ld + row] : x[row * ld + p];
+  };
+  for (int64_t panel = 0; panel < count; panel += width) {
+    int64_t rows = std::min(width, count - panel);
     for (int64_t q = 0; q < pairs; ++q) {
-      uint16_t *dst = out + (jp / kNR) * pairs * 2 * kNR + q * 2 * kNR;
-      for (int64_t jj = 0; jj < kNR; ++jj) {
-        bool inside = jj < width;
-        int64_t p = k0 + 2 * q;
-        dst[2 * jj] = inside ? elementB(b, ldb, trans, p, j0 + jp + jj) : 0;
-        dst[2 * jj + 1] = inside && 2 * q + 1 < kc
-                              ? elementB(b, ldb, trans, p + 1, j0 + jp + jj)
-                              : 0;
-      }
-    }
-  }
-}
-
-/// Packs op(A)[i0 : i0 + mc, k0 : k0 + kc] into panels of kMR rows: for each
-/// pair of k, kMR (row, k pair) words.
-void packA(const uint16_t *a, int64_t lda, bool trans, int64_t i0, int64_t mc,
-           int64_t k0, int64_t kc, uint16_t *out) {
-  int64_t pairs = (kc + 1) / 2;
-  for (int64_t ip = 0; ip < mc; ip += kMR) {
-    int64_t height = std::min(kMR, mc - ip);
-    for (int64_t q = 0; q < pairs; ++q) {
-      uint16_t *dst = out + (ip / kMR) * pairs * 2 * kMR + q * 2 * kMR;
-      for (int64_t ii = 0; ii < kMR; ++ii) {
-        bool inside = ii < height;
-        int64_t p = k0 + 2 * q;
-        dst[2 * ii] = inside ? elementA(a, lda, trans, i0 + ip + ii, p) : 0;
-        dst[2 * ii + 1] = inside && 2 * q + 1 < kc
-                              ? elementA(a, lda, trans, i0 + ip + ii, p + 1)
-                              : 0;
+      uint16_t *dst = out + (panel / width) * pairs * 2 * width + q * 2 * width;
+      int64_t p = k0 + 2 * q;
+      for (int64_t r = 0; r < width; ++r) {
+        bool inside = r < rows;
+        int64_t row = first + panel + r;
+        dst[2 * r] = inside ? element(row, p) : 0;
+        dst[2 * r + 1] = inside && 2 * q + 1 < kc ? element(row, p + 1) : 0;
       }
     }
   }
@@ -185,7 +160,7 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
     int64_t kc = std::min<int64_t>(kKC, k - k0), pairs = (kc + 1) / 2;
     for (int64_t j0 = 0; j0 < n; j0 += kNC) {
       int64_t ncBlock = std::min<int64_t>(kNC, n - j0);
-      packB(b, ldb, tb, k0, kc, j0, ncBlock, packedB.get());
+      packPanels(b, ldb, !tb, j0, ncBlock, k0, kc, kNR, packedB.get());
       // Tasks: a block of rows of A times a share of the panels of B; each
       // writes its own tile of C.
       int64_t rowBlocks = (m + kMC - 1) / kMC;
@@ -201,7 +176,7 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
           int64_t i0 = (task / shares) * kMC, share = task % shares;
           int64_t mcBlock = std::min<int64_t>(kMC, m - i0);
           if (packedRows != i0) {
-            packA(a, lda, ta, i0, mcBlock, k0, kc, myA);
+            packPanels(a, lda, ta, i0, mcBlock, k0, kc, kMR, myA);
             packedRows = i0;
           }
           int64_t firstPanel = panels * share / shares;

@@ -29,6 +29,8 @@ and a few properties of the kinds.
 
 import math
 import os
+import re
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -199,6 +201,19 @@ def saved_arrays_equal(dir_a, dir_b, count=None):
 # ----------------------------------------------------------------------------
 # Reference models (FP32 throughout, like the IR)
 # ----------------------------------------------------------------------------
+
+def lower_and_run(recast_opt, mlir_runner, shared_libs, module, pipeline):
+    """Lowers the file `module` with `recast-opt <pipeline>`, runs its @main
+    with mlir-runner and returns the lowered text and the contents of every
+    printMemref* call, in order, as strings of comma-separated numbers."""
+    lowered = subprocess.run([recast_opt, module, pipeline], check=True,
+                             capture_output=True, text=True).stdout
+    run = subprocess.run([mlir_runner, "-e", "main", "-entry-point-result=void",
+                          "-shared-libs=" + shared_libs],
+                         input=lowered, check=True, capture_output=True,
+                         text=True)
+    return lowered, re.findall(r"data =\s*\n\[([^\]]*)\]", run.stdout)
+
 
 def mlp_train_step(w1, b1, w2, b2, x, y, lr=0.1):
     """One step of examples/mlp/train_step.mlir: returns (loss, w1, b1, w2, b2).

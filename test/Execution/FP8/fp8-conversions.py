@@ -33,11 +33,13 @@ the format's canonical NaN with its sign, as ml_dtypes gives.
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 import ml_dtypes
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import recast_reference as ref  # noqa: E402
 
 FORMATS = {
     "f8E4M3FN": (ml_dtypes.float8_e4m3fn, 448.0, 0x7F),
@@ -224,15 +226,11 @@ func.func @main() {""" + "".join(calls) + "\n  return\n}\n"
     with open(source, "w") as f:
         f.write(module)
 
-    lowered = subprocess.run([args.recast_opt, source, "--recast-lower-to-cpu"],
-                             check=True, capture_output=True, text=True).stdout
+    lowered, outputs = ref.lower_and_run(args.recast_opt, args.mlir_runner,
+                                         args.shared_libs, source,
+                                         "--recast-lower-to-cpu")
     # The LLVM dialect carries FP8 values as i8: no FP8 type is left.
     print("FP8 types after lowering:", len(re.findall(r"f8E\w+", lowered)))
-    run = subprocess.run([args.mlir_runner, "-e", "main",
-                          "-entry-point-result=void",
-                          "-shared-libs=" + args.shared_libs],
-                         input=lowered, check=True, capture_output=True, text=True)
-    outputs = re.findall(r"data =\s*\n\[([^\]]*)\]", run.stdout)
     if len(outputs) != len(cases):
         print(f"expected {len(cases)} outputs, got {len(outputs)}")
         print("FAIL")

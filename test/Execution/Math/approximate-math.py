@@ -31,10 +31,12 @@ import argparse
 import math
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import recast_reference as ref  # noqa: E402
 
 # Largest error in ulp allowed for each approximation, and the inputs it is
 # measured on (the range training sees, where the result is a normal f32).
@@ -87,16 +89,9 @@ func.func @{name}(%x: tensor<{n}xf32>) -> tensor<{n}xi32> {{
 
 
 def run(args, module, approximate):
-    lowered = subprocess.run(
-        [args.recast_opt, module,
-         f"--recast-lower-to-cpu=approximate-math={str(approximate).lower()}"],
-        check=True, capture_output=True, text=True).stdout
-    run = subprocess.run([args.mlir_runner, "-e", "main",
-                          "-entry-point-result=void",
-                          "-shared-libs=" + args.shared_libs],
-                         input=lowered, check=True, capture_output=True,
-                         text=True)
-    outputs = re.findall(r"data =\s*\n\[([^\]]*)\]", run.stdout)
+    lowered, outputs = ref.lower_and_run(
+        args.recast_opt, args.mlir_runner, args.shared_libs, module,
+        f"--recast-lower-to-cpu=approximate-math={str(approximate).lower()}")
     results = [np.array([int(v) & 0xFFFFFFFF for v in text.split(",")],
                         dtype=np.uint32).view(np.float32) for text in outputs]
     return lowered, results
