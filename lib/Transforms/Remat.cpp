@@ -201,14 +201,16 @@ struct RecastRematPass
     // A schedule from recast-solve names the function it was solved for;
     // the others are left as they are.
     std::optional<remat::ScheduleFile> scheduleFile;
+    auto scheduleError = [&](llvm::Error error) {
+      func.emitError() << "schedule of @" << func.getSymName() << ": "
+                       << llvm::toString(std::move(error));
+      signalPassFailure();
+    };
     if (!schedule.empty()) {
       llvm::Expected<remat::ScheduleFile> file =
           remat::readScheduleFile(schedule);
-      if (!file) {
-        func.emitError() << "schedule of @" << func.getSymName() << ": "
-                         << llvm::toString(file.takeError());
-        return signalPassFailure();
-      }
+      if (!file)
+        return scheduleError(file.takeError());
       if (file->graph && *file->graph != func.getSymName())
         return markAllAnalysesPreserved();
       scheduleFile = std::move(*file);
@@ -237,11 +239,8 @@ struct RecastRematPass
       // A schedule solved elsewhere: checked like any solver's below.
       llvm::Expected<remat::Schedule> given =
           remat::resolveSchedule(problem, *scheduleFile);
-      if (!given) {
-        func.emitError() << "schedule of @" << func.getSymName() << ": "
-                         << llvm::toString(given.takeError());
-        return signalPassFailure();
-      }
+      if (!given)
+        return scheduleError(given.takeError());
       if (!budget.empty()) {
         FailureOr<uint64_t> parsed = parseBudget(baseline->peakBytes);
         if (failed(parsed))
@@ -251,11 +250,8 @@ struct RecastRematPass
       llvm::Expected<remat::Evaluation> verified = remat::verify(
           problem, *given,
           budgetBytes.value_or(std::numeric_limits<uint64_t>::max()), model);
-      if (!verified) {
-        func.emitError() << "schedule of @" << func.getSymName() << ": "
-                         << llvm::toString(verified.takeError());
-        return signalPassFailure();
-      }
+      if (!verified)
+        return scheduleError(verified.takeError());
       result.solver = "file";
       result.schedule = std::move(*given);
     } else if (full || (budget.empty() && !selective)) {
