@@ -96,7 +96,9 @@ static void applySchedule(const RematGraph &graph,
     Operation *evaluation;
     if (evaluations[node]++ == 0) {
       // Views derived again go before the op, so look its inputs up first.
-      SmallVector<Value> current = llvm::map_to_vector(read, latestValue);
+      SmallVector<Value> current;
+      for (Value value : read)
+        current.push_back(latestValue(value));
       original->moveBefore(terminator);
       for (auto [value, latestRead] : llvm::zip_equal(read, current))
         if (latestRead != value)
