@@ -58,9 +58,12 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   }
   // Contractions to a real BLAS through the runtime (f32 directly; f16,
   // bf16 and FP8 operands widened to f32 first, FP32 accumulation either
-  // way).
-  if (options.blasCalls)
-    pm.addPass(createRecastContractionsToCallsPass());
+  // way), convolutions as GEMMs over blocks of their im2col matrix.
+  if (options.blasCalls) {
+    RecastContractionsToCallsPassOptions calls;
+    calls.convolutions = options.convCalls;
+    pm.addPass(createRecastContractionsToCallsPass(calls));
+  }
 
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.

@@ -410,7 +410,7 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       ArrayRef<StepArgument> args, unsigned optLevel,
-                      bool memoryPlan, bool approximateMath) {
+                      bool memoryPlan, bool approximateMath, bool convCalls) {
   if (optLevel > 3)
     return makeError("-O must be 0, 1, 2 or 3");
   MLIRContext *context = module.getContext();
@@ -441,6 +441,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   lowering.trackAllocations = true;
   lowering.blasCalls = true;
   lowering.approximateMath = approximateMath;
+  lowering.convCalls = convCalls;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
   // The plan's report comes back through a temporary file.
@@ -486,6 +487,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
     // f32 contractions: the runtime's GEMM (OpenBLAS when present).
     bind("recast_gemm", reinterpret_cast<void *>(&recast_gemm));
+    bind("recast_conv2d", reinterpret_cast<void *>(&recast_conv2d));
     return symbols;
   });
   step->engine->initialize();

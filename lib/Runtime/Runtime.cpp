@@ -30,6 +30,18 @@ void track(recast_device_t device, int64_t delta) {
 
 recast::runtime::Backend::~Backend() = default;
 
+recast_device_t recast::runtime::computeDevice() {
+  if (currentDevice)
+    return currentDevice;
+  // No device: compiled CPU code calls the runtime directly on host memory.
+  static recast_device_t cpu = [] {
+    recast_device_t d = nullptr;
+    recast_device_create(RECAST_DEVICE_CPU, 0, &d);
+    return d;
+  }();
+  return cpu;
+}
+
 recast_status recast::runtime::fail(recast_status status, std::string message) {
   lastError = std::move(message);
   return status;
@@ -702,18 +714,7 @@ void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
   desc.d = c;
   desc.alpha = 1.0f;
   desc.beta = 1.0f;
-  recast_status status;
-  if (recast_device_t device = currentDevice) {
-    status = recast_gemm_ex(device, &desc);
-  } else {
-    // No device: compiled CPU code calls this directly on host memory.
-    static recast_device_t cpu = [] {
-      recast_device_t d = nullptr;
-      recast_device_create(RECAST_DEVICE_CPU, 0, &d);
-      return d;
-    }();
-    status = recast_gemm_ex(cpu, &desc);
-  }
+  recast_status status = recast_gemm_ex(computeDevice(), &desc);
   if (status != RECAST_OK) {
     lastError = "recast_gemm: " + lastError;
     deferError(status);

@@ -89,6 +89,10 @@ void widenElements(int32_t dtype, const void *base, int64_t first,
 void narrowElements(int32_t dtype, void *base, int64_t first, int64_t count,
                     const float *in);
 
+/// The device compiled code's runtime calls run on: the current device, else
+/// a CPU device of the runtime's own.
+recast_device_t computeDevice();
+
 } // namespace recast::runtime
 
 struct recast_device {

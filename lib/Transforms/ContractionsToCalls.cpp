@@ -28,6 +28,7 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kGemmName = "recast_gemm";
+constexpr llvm::StringLiteral kConv2dName = "recast_conv2d";
 
 std::optional<int32_t> dtypeCode(Type type) {
   if (type.isF32())
@@ -52,6 +53,8 @@ bool isFP8(int32_t code) {
 /// [b, n, k]).
 struct GemmForm {
   Value a, b, c;
+  /// Elements from each buffer's first element to its matrix's.
+  int64_t offsetA = 0, offsetB = 0, offsetC = 0;
   bool transA = false, transB = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
 };
@@ -90,6 +93,112 @@ bool hasMultiplyAccumulateBody(linalg::LinalgOp op) {
   return body->getOperations().size() == expected;
 }
 
+/// The dimensions a map's results index, if each is a plain dimension.
+std::optional<SmallVector<unsigned>> getPlainDims(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr expr : map.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim)
+      return std::nullopt;
+    dims.push_back(dim.getPosition());
+  }
+  return dims;
+}
+
+/// A contraction's operands seen as matrices (or batches of them).
+struct MatrixView {
+  /// The loops each operand (input 0, input 1, the result) walks, in the
+  /// order of its dimensions.
+  SmallVector<SmallVector<unsigned>, 3> dims;
+  /// Elements from each buffer's first element to the part it reads.
+  SmallVector<int64_t, 3> offsets;
+  /// Trip count and kind of each loop.
+  SmallVector<int64_t> ranges;
+  SmallVector<utils::IteratorType> iterators;
+};
+
+/// `op`'s operands as matrices: leading constant indices select a fixed
+/// slice of a buffer (an offset: the tap of a filter that a convolution's
+/// input gradient reads), and loops that every operand walks together, one
+/// right after the other, merge into one (a contiguous row-major buffer
+/// collapses them for free: the image rows of a convolution's gradient).
+/// None when a map is not of that form or a shape is dynamic.
+std::optional<MatrixView> viewAsMatrices(linalg::LinalgOp op) {
+  MatrixView view;
+  view.ranges = op.getStaticLoopRanges();
+  view.iterators = op.getIteratorTypesArray();
+  if (llvm::any_of(view.ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  for (OpOperand *operand : {op.getDpsInputOperand(0), op.getDpsInputOperand(1),
+                             op.getDpsInitOperand(0)}) {
+    auto type = dyn_cast<ShapedType>(operand->get().getType());
+    if (!type || !type.hasStaticShape())
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    int64_t offset = 0, stride = 1;
+    bool seenConstant = false;
+    SmallVector<unsigned> dims;
+    for (int64_t i = int64_t(map.getNumResults()) - 1; i >= 0; --i) {
+      AffineExpr expr = map.getResult(i);
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        // Constants only lead.
+        if (seenConstant)
+          return std::nullopt;
+        dims.insert(dims.begin(), dim.getPosition());
+      } else if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+        seenConstant = true;
+        offset += constant.getValue() * stride;
+      } else {
+        return std::nullopt;
+      }
+      stride *= type.getDimSize(i);
+    }
+    view.dims.push_back(std::move(dims));
+    view.offsets.push_back(offset);
+  }
+  // Merge loop `next` into `first` while some pair is always walked
+  // together.
+  auto together = [&](unsigned first, unsigned next) {
+    if (view.iterators[first] != view.iterators[next])
+      return false;
+    bool anywhere = false;
+    for (ArrayRef<unsigned> dims : view.dims) {
+      auto it = llvm::find(dims, first);
+      bool hasNext = llvm::is_contained(dims, next);
+      if (it == dims.end()) {
+        if (hasNext)
+          return false;
+        continue;
+      }
+      if (std::next(it) == dims.end() || *std::next(it) != next)
+        return false;
+      anywhere = true;
+    }
+    return anywhere;
+  };
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (unsigned first = 0; first < view.ranges.size() && !merged; ++first) {
+      for (unsigned next = 0; next < view.ranges.size() && !merged; ++next) {
+        if (first == next || !together(first, next))
+          continue;
+        view.ranges[first] *= view.ranges[next];
+        view.ranges.erase(view.ranges.begin() + next);
+        view.iterators.erase(view.iterators.begin() + next);
+        for (SmallVector<unsigned> &dims : view.dims) {
+          llvm::erase(dims, next);
+          for (unsigned &dim : dims)
+            if (dim > next)
+              --dim;
+        }
+        merged = true;
+      }
+    }
+  }
+  return view;
+}
+
 /// The GEMM `op` computes, or why it computes none. Any loop order and
 /// operand layout is accepted as long as each operand is a (transposed)
 /// matrix with an optional leading batch dimension: that covers the matmuls
@@ -103,26 +212,19 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
     why = "its body is not a multiply-accumulate";
     return failure();
   }
-  if (op.getNumReductionLoops() != 1) {
+  std::optional<MatrixView> view = viewAsMatrices(op);
+  if (!view) {
+    why = "its operands are not matrices or batches of matrices";
+    return failure();
+  }
+  ArrayRef<int64_t> loops = view->ranges;
+  auto *in0 = &view->dims[0], *in1 = &view->dims[1], *out = &view->dims[2];
+  if (llvm::count(view->iterators, utils::IteratorType::reduction) != 1) {
     why = "it does not have exactly one reduction loop";
     return failure();
   }
-  SmallVector<int64_t> loops = op.getStaticLoopRanges();
-  auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-    SmallVector<unsigned> dims;
-    for (AffineExpr expr : map.getResults()) {
-      auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (!dim)
-        return std::nullopt;
-      dims.push_back(dim.getPosition());
-    }
-    return dims;
-  };
-  auto in0 = dimsOf(op.getMatchingIndexingMap(op.getDpsInputOperand(0)));
-  auto in1 = dimsOf(op.getMatchingIndexingMap(op.getDpsInputOperand(1)));
-  auto out = dimsOf(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
-  if (!in0 || !in1 || !out || out->size() < 2 || out->size() > 3 ||
-      in0->size() != out->size() || in1->size() != out->size()) {
+  if (out->size() < 2 || out->size() > 3 || in0->size() != out->size() ||
+      in1->size() != out->size()) {
     why = "its operands are not matrices or batches of matrices";
     return failure();
   }
@@ -139,7 +241,7 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
   unsigned mDim = (*out)[lead], nDim = (*out)[lead + 1];
   unsigned kDim = 0;
   for (unsigned d = 0; d < loops.size(); ++d)
-    if (op.getIteratorTypesArray()[d] == utils::IteratorType::reduction)
+    if (view->iterators[d] == utils::IteratorType::reduction)
       kDim = d;
   auto layout = [&](ArrayRef<unsigned> dims, unsigned row,
                     unsigned col) -> std::optional<bool> {
@@ -155,16 +257,20 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
   std::optional<bool> transB = layout(*in1, kDim, nDim);
   form.a = op.getDpsInputOperand(0)->get();
   form.b = op.getDpsInputOperand(1)->get();
+  form.offsetA = view->offsets[0];
+  form.offsetB = view->offsets[1];
   if (!transA || !transB) {
     transA = layout(*in1, mDim, kDim);
     transB = layout(*in0, kDim, nDim);
     std::swap(form.a, form.b);
+    std::swap(form.offsetA, form.offsetB);
   }
   if (!transA || !transB) {
     why = "its indexing maps are not those of a matrix product";
     return failure();
   }
   form.c = op.getDpsInitOperand(0)->get();
+  form.offsetC = view->offsets[2];
   form.transA = *transA;
   form.transB = *transB;
   form.batch = batched ? loops[(*out)[0]] : 1;
@@ -202,20 +308,209 @@ std::string whyNot(linalg::LinalgOp op, const GemmForm &form, bool onlyF32) {
   return "";
 }
 
-/// The address of `buffer`'s first element, as an LLVM pointer.
-Value firstElementPointer(OpBuilder &b, Location loc, Value buffer) {
+/// A 2-D convolution or its filter gradient in recast_conv2d's terms.
+struct ConvForm {
+  recast_conv2d_kind kind = RECAST_CONV2D_FORWARD;
+  /// The NHWC input, the second operand (the HWCF filter, or the output's
+  /// gradient) and the accumulated result.
+  Value x, b, out;
+  int64_t n, h, w, c, kh, kw, f, oh, ow, strideH, strideW, dilationH, dilationW;
+};
+
+/// `coefficient * d<dim>` in an indexing map.
+struct ScaledDim {
+  unsigned dim;
+  int64_t coefficient;
+};
+
+std::optional<ScaledDim> getScaledDim(AffineExpr expr) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return ScaledDim{dim.getPosition(), 1};
+  auto product = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!product || product.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
+  auto factor = dyn_cast<AffineConstantExpr>(product.getRHS());
+  if (!dim || !factor) {
+    dim = dyn_cast<AffineDimExpr>(product.getRHS());
+    factor = dyn_cast<AffineConstantExpr>(product.getLHS());
+  }
+  if (!dim || !factor || factor.getValue() <= 0)
+    return std::nullopt;
+  return ScaledDim{dim.getPosition(), factor.getValue()};
+}
+
+/// The two terms of `a * d<i> + b * d<j>`, the index of a convolved input
+/// dimension.
+std::optional<std::pair<ScaledDim, ScaledDim>> getWindowSum(AffineExpr expr) {
+  auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!sum || sum.getKind() != AffineExprKind::Add)
+    return std::nullopt;
+  std::optional<ScaledDim> lhs = getScaledDim(sum.getLHS());
+  std::optional<ScaledDim> rhs = getScaledDim(sum.getRHS());
+  if (!lhs || !rhs)
+    return std::nullopt;
+  return std::make_pair(*lhs, *rhs);
+}
+
+/// The convolution `op` computes: an input indexed (n, oh*sh + kh*dh,
+/// ow*sw + kw*dw, c), an operand shaped like the output (n, oh, ow, f) and
+/// one shaped like the filter (kh, kw, c, f). The filter-shaped operand is
+/// the result for a filter gradient, an input for the convolution itself.
+FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !hasMultiplyAccumulateBody(op) || op.getNumLoops() != 7 ||
+      op.getNumReductionLoops() != 3) {
+    why = "it is not a multiply-accumulate over seven loops";
+    return failure();
+  }
+  SmallVector<OpOperand *, 3> operands = {op.getDpsInputOperand(0),
+                                          op.getDpsInputOperand(1),
+                                          op.getDpsInitOperand(0)};
+  for (unsigned image = 0; image < 2; ++image) {
+    AffineMap imageMap = op.getMatchingIndexingMap(operands[image]);
+    if (imageMap.getNumResults() != 4)
+      continue;
+    auto batch = dyn_cast<AffineDimExpr>(imageMap.getResult(0));
+    auto channel = dyn_cast<AffineDimExpr>(imageMap.getResult(3));
+    auto rows = getWindowSum(imageMap.getResult(1));
+    auto cols = getWindowSum(imageMap.getResult(2));
+    if (!batch || !channel || !rows || !cols)
+      continue;
+    // The other input and the result take the two remaining roles, in
+    // either order.
+    OpOperand *other = operands[1 - image], *result = operands[2];
+    for (auto [grid, filter] :
+         {std::make_pair(result, other), std::make_pair(other, result)}) {
+      auto g = getPlainDims(op.getMatchingIndexingMap(grid));
+      auto k = getPlainDims(op.getMatchingIndexingMap(filter));
+      if (!g || !k || g->size() != 4 || k->size() != 4)
+        continue;
+      // Which term of each window sum walks the output and which the filter.
+      auto split = [](std::pair<ScaledDim, ScaledDim> terms, unsigned outDim,
+                      unsigned filterDim)
+          -> std::optional<std::pair<ScaledDim, ScaledDim>> {
+        if (terms.first.dim == outDim && terms.second.dim == filterDim)
+          return terms;
+        if (terms.second.dim == outDim && terms.first.dim == filterDim)
+          return std::make_pair(terms.second, terms.first);
+        return std::nullopt;
+      };
+      auto rowTerms = split(*rows, (*g)[1], (*k)[0]);
+      auto colTerms = split(*cols, (*g)[2], (*k)[1]);
+      if ((*g)[0] != batch.getPosition() || (*k)[2] != channel.getPosition() ||
+          (*g)[3] != (*k)[3] || !rowTerms || !colTerms)
+        continue;
+      llvm::SmallDenseSet<unsigned, 8> distinct(g->begin(), g->end());
+      distinct.insert(k->begin(), k->end());
+      if (distinct.size() != 7)
+        continue;
+      auto shape = [](OpOperand *operand) {
+        return cast<ShapedType>(operand->get().getType()).getShape();
+      };
+      ArrayRef<int64_t> xShape = shape(operands[image]),
+                        gridShape = shape(grid), filterShape = shape(filter);
+      ConvForm form;
+      form.kind = filter == result ? RECAST_CONV2D_FILTER_GRADIENT
+                                   : RECAST_CONV2D_FORWARD;
+      form.x = operands[image]->get();
+      form.b = other->get();
+      form.out = result->get();
+      form.n = xShape[0];
+      form.h = xShape[1];
+      form.w = xShape[2];
+      form.c = xShape[3];
+      form.kh = filterShape[0];
+      form.kw = filterShape[1];
+      form.f = filterShape[3];
+      form.oh = gridShape[1];
+      form.ow = gridShape[2];
+      form.strideH = rowTerms->first.coefficient;
+      form.dilationH = rowTerms->second.coefficient;
+      form.strideW = colTerms->first.coefficient;
+      form.dilationW = colTerms->second.coefficient;
+      return form;
+    }
+  }
+  why = "its indexing maps are not those of an NHWC/HWCF convolution or its "
+        "filter gradient";
+  return failure();
+}
+
+/// Why `form` (from `op`) cannot become a recast_conv2d call, or an empty
+/// string.
+std::string whyNotConv(linalg::LinalgOp op, const ConvForm &form,
+                       bool onlyF32) {
+  if (!op.hasPureBufferSemantics())
+    return "it is not on buffers (run after bufferization)";
+  for (Value operand : {form.x, form.b, form.out}) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
+      return "an operand is not a statically shaped contiguous buffer";
+  }
+  auto code = [](Value buffer) {
+    return dtypeCode(cast<MemRefType>(buffer.getType()).getElementType());
+  };
+  std::optional<int32_t> x = code(form.x), b = code(form.b),
+                         out = code(form.out);
+  if (!x || !b || !out || isFP8(*x) || isFP8(*b) || isFP8(*out))
+    return "an element type is not f32, f16 or bf16";
+  if (*x != *b)
+    return "the two inputs have different element types";
+  if (onlyF32 && (*x != RECAST_F32 || *out != RECAST_F32))
+    return "only f32 contractions are sent to the runtime here";
+  return "";
+}
+
+/// The address of `buffer`'s first element, or of the element `offset`
+/// elements after it, as an LLVM pointer.
+Value firstElementPointer(OpBuilder &b, Location loc, Value buffer,
+                          int64_t offset = 0) {
   auto type = cast<MemRefType>(buffer.getType());
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
   Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
       b, loc, meta.getBaseBuffer());
   unsigned bits = type.getElementTypeBitWidth();
   Value bytes = arith::ConstantIndexOp::create(b, loc, bits / 8);
-  Value offsetBytes = arith::MulIOp::create(b, loc, meta.getOffset(), bytes);
+  Value elements = meta.getOffset();
+  if (offset != 0)
+    elements = arith::AddIOp::create(
+        b, loc, elements, arith::ConstantIndexOp::create(b, loc, offset));
+  Value offsetBytes = arith::MulIOp::create(b, loc, elements, bytes);
   Value address = arith::AddIOp::create(b, loc, aligned, offsetBytes);
   Value asInt =
       arith::IndexCastOp::create(b, loc, b.getI64Type(), address).getResult();
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+}
+
+Value constantI32(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+Value constantI64(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), value);
+}
+
+/// The `recast_dtype` code of `buffer`'s element type.
+int32_t code(Value buffer) {
+  return *dtypeCode(cast<MemRefType>(buffer.getType()).getElementType());
+}
+
+/// `recast_conv2d(kind, type_x, type_out, n, h, w, c, kh, kw, f, oh, ow, sh,
+/// sw, dh, dw, x, b, out)` for `form`.
+void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
+                  func::FuncOp callee) {
+  SmallVector<Value> args = {constantI32(b, loc, form.kind),
+                             constantI32(b, loc, code(form.x)),
+                             constantI32(b, loc, code(form.out))};
+  for (int64_t size :
+       {form.n, form.h, form.w, form.c, form.kh, form.kw, form.f, form.oh,
+        form.ow, form.strideH, form.strideW, form.dilationH, form.dilationW})
+    args.push_back(constantI64(b, loc, size));
+  for (Value buffer : {form.x, form.b, form.out})
+    args.push_back(firstElementPointer(b, loc, buffer));
+  func::CallOp::create(b, loc, callee, args);
 }
 
 struct RecastContractionsToCallsPass
@@ -235,12 +530,52 @@ struct RecastContractionsToCallsPass
     OpBuilder b(ctx);
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
     Type ptr = LLVM::LLVMPointerType::get(ctx);
-    FunctionType calleeType = b.getFunctionType(
+    FunctionType gemmType = b.getFunctionType(
         {i32, i32, i32, i32, i32, i64, i64, i64, i64, ptr, ptr, ptr}, {});
-    func::FuncOp callee;
+    SmallVector<Type> convInputs(3, i32);
+    convInputs.append(13, i64);
+    convInputs.append(3, ptr);
+    FunctionType convType = b.getFunctionType(convInputs, {});
+    // The runtime entry point `name`, declared once.
+    auto getCallee = [&](StringRef name,
+                         FunctionType type) -> FailureOr<func::FuncOp> {
+      auto callee = module.lookupSymbol<func::FuncOp>(name);
+      if (callee && callee.getFunctionType() != type) {
+        callee.emitError("'") << name
+                              << "' is declared with another type than the "
+                                 "runtime's entry point";
+        return failure();
+      }
+      if (!callee) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(module.getBody());
+        callee = func::FuncOp::create(b, module.getLoc(), name, type);
+        callee.setPrivate();
+      }
+      return callee;
+    };
     for (linalg::LinalgOp op : contractions) {
       std::string reason;
       FailureOr<GemmForm> form = matchGemm(op, reason);
+      if (failed(form) && convolutions) {
+        std::string convReason;
+        FailureOr<ConvForm> conv = matchConv(op, convReason);
+        if (succeeded(conv)) {
+          convReason = whyNotConv(op, *conv, onlyF32);
+          if (!convReason.empty()) {
+            if (reportSkipped)
+              op->emitRemark("convolution stays a loop nest: ") << convReason;
+            continue;
+          }
+          FailureOr<func::FuncOp> callee = getCallee(kConv2dName, convType);
+          if (failed(callee))
+            return signalPassFailure();
+          b.setInsertionPoint(op);
+          emitConvCall(b, op.getLoc(), *conv, *callee);
+          op->erase();
+          continue;
+        }
+      }
       if (failed(form)) {
         // Reductions that are not products (sums, maxima) are not reported:
         // they were never candidates.
@@ -255,46 +590,26 @@ struct RecastContractionsToCallsPass
           op->emitRemark("contraction stays a loop nest: ") << reason;
         continue;
       }
-      if (!callee) {
-        callee = module.lookupSymbol<func::FuncOp>(kGemmName);
-        if (callee && callee.getFunctionType() != calleeType) {
-          callee.emitError("'") << kGemmName
-                                << "' is declared with another type than the "
-                                   "runtime's GEMM entry point";
-          return signalPassFailure();
-        }
-        if (!callee) {
-          b.setInsertionPointToStart(module.getBody());
-          callee =
-              func::FuncOp::create(b, module.getLoc(), kGemmName, calleeType);
-          callee.setPrivate();
-        }
-      }
+      FailureOr<func::FuncOp> callee = getCallee(kGemmName, gemmType);
+      if (failed(callee))
+        return signalPassFailure();
 
       Location loc = op.getLoc();
       b.setInsertionPoint(op);
-      auto constI32 = [&](int64_t v) -> Value {
-        return arith::ConstantIntOp::create(b, loc, i32, v);
-      };
-      auto constI64 = [&](int64_t v) -> Value {
-        return arith::ConstantIntOp::create(b, loc, i64, v);
-      };
-      auto code = [](Value buffer) {
-        return *dtypeCode(cast<MemRefType>(buffer.getType()).getElementType());
-      };
-      SmallVector<Value> args = {constI32(code(form->a)),
-                                 constI32(code(form->b)),
-                                 constI32(code(form->c)),
-                                 constI32(form->transA),
-                                 constI32(form->transB),
-                                 constI64(form->batch),
-                                 constI64(form->m),
-                                 constI64(form->n),
-                                 constI64(form->k),
-                                 firstElementPointer(b, loc, form->a),
-                                 firstElementPointer(b, loc, form->b),
-                                 firstElementPointer(b, loc, form->c)};
-      func::CallOp::create(b, loc, callee, args);
+      SmallVector<Value> args = {
+          constantI32(b, loc, code(form->a)),
+          constantI32(b, loc, code(form->b)),
+          constantI32(b, loc, code(form->c)),
+          constantI32(b, loc, form->transA),
+          constantI32(b, loc, form->transB),
+          constantI64(b, loc, form->batch),
+          constantI64(b, loc, form->m),
+          constantI64(b, loc, form->n),
+          constantI64(b, loc, form->k),
+          firstElementPointer(b, loc, form->a, form->offsetA),
+          firstElementPointer(b, loc, form->b, form->offsetB),
+          firstElementPointer(b, loc, form->c, form->offsetC)};
+      func::CallOp::create(b, loc, *callee, args);
       op->erase();
     }
   }

@@ -160,6 +160,12 @@ static cl::opt<bool> approximateMath(
              "errors in docs/GPU.md); --approximate-math=false calls libm "
              "(CPU only)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> convCalls(
+    "conv-calls",
+    cl::desc("Run 2-D convolutions and their filter gradients as GEMMs over "
+             "blocks of the im2col matrix in the runtime (recast_conv2d); "
+             "--conv-calls=false compiles them to loop nests (CPU only)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<bool> memoryPlan(
     "memory-plan",
     cl::desc("Place the step's buffers at static offsets in one arena "
@@ -458,7 +464,7 @@ static int runMain(int argc, char **argv) {
     compiledCUDA = std::move(*stepOr);
   } else {
     auto stepOr = mlir::recast::CompiledStep::compile(
-        *module, func, args, optLevel, memoryPlan, approximateMath);
+        *module, func, args, optLevel, memoryPlan, approximateMath, convCalls);
     if (!stepOr)
       return failWith(stepOr.takeError());
     compiled = std::move(*stepOr);

@@ -48,6 +48,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "it, on operands widened to f32 if they are narrower; "
                      "recast-run sets this); off, they become loop nests"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> convCalls{
+      *this, "conv-calls",
+      llvm::cl::desc("With blas-calls, also send 2-D NHWC/HWCF convolutions "
+                     "and their filter gradients to the runtime's "
+                     "`recast_conv2d` (GEMMs over blocks of the im2col "
+                     "matrix); off, they become loop nests"),
+      llvm::cl::init(true)};
 };
 
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,

@@ -132,11 +132,13 @@ public:
   /// pipeline places the step's buffers in one arena (recast-memory-plan).
   /// With `approximateMath` (the default) tanh, exp, expm1, log, log1p and
   /// erf are polynomial approximations that vectorize
-  /// (recast-approximate-math); without, libm calls.
+  /// (recast-approximate-math); without, libm calls. With `convCalls` (the
+  /// default) 2-D convolutions and their filter gradients run as GEMMs in
+  /// the runtime (`recast_conv2d`); without, as loop nests.
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
           unsigned optLevel = 2, bool memoryPlan = false,
-          bool approximateMath = true);
+          bool approximateMath = true, bool convCalls = true);
   ~CompiledStep();
 
   /// The plan of the step, when compiled with `memoryPlan` and the plan

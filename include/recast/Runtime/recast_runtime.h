@@ -195,6 +195,47 @@ void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
  * recast_last_error(). */
 recast_status recast_take_deferred_error(void);
 
+/*===------------------------ 2-D convolution -----------------------------===*/
+
+/* A 2-D convolution on NHWC images and HWCF filters, or its filter gradient,
+ * computed as GEMMs: blocks of rows of the im2col matrix (one row per output
+ * pixel, KH * KW * C values) are gathered into a workspace the runtime owns
+ * (at most 2 MiB, or one row) and multiplied with `recast_gemm_ex`, so no
+ * im2col matrix of the whole image is ever allocated. The input is read at
+ * x[n, oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w, c]:
+ * padding is the caller's (a padded input). CPU devices only. */
+typedef enum recast_conv2d_kind {
+  /* out[n, oh, ow, f] += sum_{kh, kw, c} x[...] * b[kh, kw, c, f]
+   * (b: the filter, out: the output, n x oh x ow x f). */
+  RECAST_CONV2D_FORWARD = 0,
+  /* out[kh, kw, c, f] += sum_{n, oh, ow} x[...] * b[n, oh, ow, f]
+   * (b: the output's gradient, out: the filter's gradient). */
+  RECAST_CONV2D_FILTER_GRADIENT = 1,
+} recast_conv2d_kind;
+
+typedef struct recast_conv2d_desc {
+  int32_t kind;       /* recast_conv2d_kind */
+  int32_t type_x;     /* x and b: f32, f16 or bf16 */
+  int32_t type_out;   /* out: f32, f16 or bf16 */
+  int64_t n, h, w, c; /* x: n x h x w x c */
+  int64_t kh, kw, f;  /* the filter: kh x kw x c x f */
+  int64_t oh, ow;     /* the output: n x oh x ow x f */
+  int64_t stride_h, stride_w, dilation_h, dilation_w;
+  const void *x, *b;
+  void *out;
+} recast_conv2d_desc;
+
+recast_status recast_conv2d_ex(recast_device_t device,
+                               const recast_conv2d_desc *desc);
+/* The entry point compiled code calls (recast-contractions-to-calls with
+ * `convolutions`), on the current device or the CPU; a failure is kept for
+ * recast_take_deferred_error. */
+void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
+                   int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
+                   int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
+                   int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
+                   const void *x, const void *b, void *out);
+
 /*===------------------------ Backend details -----------------------------===*/
 
 /* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).

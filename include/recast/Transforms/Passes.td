@@ -774,6 +774,28 @@ def RecastContractionsToCallsPass
     or non-contiguous operands stay as they are (they become loops or kernels
     like any other linalg op); `-recast-contractions-to-calls{report-skipped}`
     names each one with a remark.
+
+    With `convolutions` (the CPU pipeline sets it), 2-D convolutions on NHWC
+    inputs with HWCF filters become calls to `recast_conv2d`, which runs them
+    as GEMMs over blocks of the im2col matrix gathered into a bounded
+    workspace (docs/GPU.md). Two forms are recognized by their indexing maps,
+    named (`linalg.conv_2d_nhwc_hwcf`) or generic, with any strides and
+    dilations:
+
+    - the convolution, `y[n, oh, ow, f] += x[n, oh*sh + kh*dh, ow*sw + kw*dw, c]
+      * w[kh, kw, c, f]` (kind 0);
+    - its filter gradient as autodiff writes it, `dw[kh, kw, c, f] +=
+      x[n, oh*sh + kh*dh, ow*sw + kw*dw, c] * dy[n, oh, ow, f]` (kind 1).
+
+    ```mlir
+    func.call @recast_conv2d(%kind, %type_x, %type_out, %n, %h, %w, %c, %kh, %kw,
+        %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out)
+        : (i32, i32, i32, i64, ..., i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    ```
+
+    The input must be padded already (the windows stay inside it); x and the
+    second operand share one element type (f32, f16 or bf16), the result is
+    f32, f16 or bf16. Depthwise and FP8 convolutions stay loop nests.
   }];
   let options = [
     Option<"reportSkipped", "report-skipped", "bool", /*default=*/"false",
@@ -781,6 +803,9 @@ def RecastContractionsToCallsPass
            "saying why">,
     Option<"onlyF32", "only-f32", "bool", /*default=*/"false",
            "Rewrite only all-f32 contractions (the CPU BLAS path)">,
+    Option<"convolutions", "convolutions", "bool", /*default=*/"false",
+           "Also rewrite 2-D NHWC/HWCF convolutions and their filter "
+           "gradients into calls to `recast_conv2d` (CPU runtime only)">,
   ];
   let dependentDialects = [
     "func::FuncDialect", "memref::MemRefDialect", "arith::ArithDialect",

@@ -461,6 +461,122 @@ TEST(RecastRuntimeTest, CompiledCodeEntryPoint) {
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
 }
 
+//===----------------------------------------------------------------------===//
+// 2-D convolutions
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  int32_t kind, typeX;
+  int64_t n, h, w, c, kh, kw, f, strideH, strideW, dilationH, dilationW;
+};
+
+/// Runs `cc` on exact inputs (and a non-zero result to accumulate into) and
+/// compares every element with a direct loop nest in double.
+void checkConv(recast_device_t device, const ConvCase &cc) {
+  int64_t oh = (cc.h - (cc.kh - 1) * cc.dilationH - 1) / cc.strideH + 1;
+  int64_t ow = (cc.w - (cc.kw - 1) * cc.dilationW - 1) / cc.strideW + 1;
+  bool forward = cc.kind == RECAST_CONV2D_FORWARD;
+  size_t xSize = cc.n * cc.h * cc.w * cc.c,
+         filterSize = cc.kh * cc.kw * cc.c * cc.f,
+         gridSize = cc.n * oh * ow * cc.f;
+  std::vector<float> x = exactValues(xSize, 1);
+  std::vector<float> b = exactValues(forward ? filterSize : gridSize, 2);
+  std::vector<float> out = exactValues(forward ? gridSize : filterSize, 3);
+  std::vector<double> expected(out.begin(), out.end());
+  for (int64_t i = 0; i < cc.n; ++i)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t z = 0; z < ow; ++z)
+        for (int64_t ky = 0; ky < cc.kh; ++ky)
+          for (int64_t kx = 0; kx < cc.kw; ++kx)
+            for (int64_t ch = 0; ch < cc.c; ++ch)
+              for (int64_t f = 0; f < cc.f; ++f) {
+                int64_t row = y * cc.strideH + ky * cc.dilationH;
+                int64_t col = z * cc.strideW + kx * cc.dilationW;
+                double input = x[((i * cc.h + row) * cc.w + col) * cc.c + ch];
+                size_t grid = ((i * oh + y) * ow + z) * cc.f + f;
+                size_t filter = ((ky * cc.kw + kx) * cc.c + ch) * cc.f + f;
+                if (forward)
+                  expected[grid] += input * b[filter];
+                else
+                  expected[filter] += input * b[grid];
+              }
+  Bytes xBytes = encode(cc.typeX, x), bBytes = encode(cc.typeX, b);
+  recast_conv2d_desc desc = {
+      cc.kind,       cc.typeX,      RECAST_F32,   cc.n,
+      cc.h,          cc.w,          cc.c,         cc.kh,
+      cc.kw,         cc.f,          oh,           ow,
+      cc.strideH,    cc.strideW,    cc.dilationH, cc.dilationW,
+      xBytes.data(), bBytes.data(), out.data()};
+  ASSERT_EQ(recast_conv2d_ex(device, &desc), RECAST_OK) << recast_last_error();
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_EQ(double(out[i]), expected[i]) << "at element " << i;
+}
+
+TEST_F(CPURuntimeTest, Conv2dAndItsFilterGradient) {
+  for (int32_t kind : {RECAST_CONV2D_FORWARD, RECAST_CONV2D_FILTER_GRADIENT}) {
+    SCOPED_TRACE(kind);
+    // Strides and dilations differing between the two axes.
+    checkConv(device, {kind, RECAST_F32, 2, 11, 13, 5, 3, 2, 7, 2, 1, 1, 2});
+    // Mixed precision: bf16 operands, FP32 accumulation.
+    checkConv(device, {kind, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1});
+    // More im2col rows than the workspace holds: two blocks.
+    checkConv(device, {kind, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1});
+    // A 1 x 1 filter at unit stride reads the input as it is.
+    checkConv(device, {kind, RECAST_F32, 2, 6, 6, 4, 1, 1, 3, 1, 1, 1, 1});
+    // A 1 x 1 filter at stride 2 (a ResNet shortcut) gathers.
+    checkConv(device, {kind, RECAST_F32, 2, 7, 7, 4, 1, 1, 3, 2, 2, 1, 1});
+  }
+}
+
+TEST_F(CPURuntimeTest, Conv2dChecks) {
+  float x[16] = {}, w[9] = {}, y[4] = {};
+  recast_conv2d_desc desc = {RECAST_CONV2D_FORWARD,
+                             RECAST_F32,
+                             RECAST_F32,
+                             1,
+                             4,
+                             4,
+                             1,
+                             3,
+                             3,
+                             1,
+                             2,
+                             2,
+                             1,
+                             1,
+                             1,
+                             1,
+                             x,
+                             w,
+                             y};
+  EXPECT_EQ(recast_conv2d_ex(device, &desc), RECAST_OK) << recast_last_error();
+  recast_conv2d_desc outside = desc;
+  outside.oh = 3;
+  EXPECT_EQ(recast_conv2d_ex(device, &outside), RECAST_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(recast_last_error()).find("outside the 4 x 4 input"),
+            std::string::npos)
+      << recast_last_error();
+  recast_conv2d_desc fp8 = desc;
+  fp8.type_x = RECAST_F8E4M3;
+  EXPECT_EQ(recast_conv2d_ex(device, &fp8), RECAST_ERROR_UNSUPPORTED);
+  recast_conv2d_desc kind = desc;
+  kind.kind = 5;
+  EXPECT_EQ(recast_conv2d_ex(device, &kind), RECAST_ERROR_INVALID_ARGUMENT);
+  recast_conv2d_desc stride = desc;
+  stride.stride_w = 0;
+  EXPECT_EQ(recast_conv2d_ex(device, &stride), RECAST_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(recast_conv2d_ex(device, nullptr), RECAST_ERROR_INVALID_ARGUMENT);
+
+  // The entry point of compiled code defers its failure, named.
+  ASSERT_EQ(recast_set_current_device(nullptr), RECAST_OK);
+  recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_F32, RECAST_F32, 1, 4, 4, 1, 3, 3,
+                1, 3, 2, 1, 1, 1, 1, x, w, y);
+  EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(recast_last_error()).find("recast_conv2d: conv2d:"),
+            std::string::npos)
+      << recast_last_error();
+}
+
 /// Large enough that OpenBLAS (when present) does the work; the result must
 /// still match the reference exactly for these inputs.
 TEST_F(CPURuntimeTest, LargeF32GemmThroughBlas) {

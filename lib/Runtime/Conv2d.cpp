@@ -1,0 +1,173 @@
+//===- Conv2d.cpp - 2-D convolutions as blocked im2col GEMMs --------------===//
+//
+// recast_conv2d_ex: a convolution (or its filter gradient) is a GEMM over the
+// im2col matrix, whose row for output pixel (n, oh, ow) holds the KH x KW x C
+// input values the filter meets there, in the filter's HWC order. The HWCF
+// filter is then already a (KH * KW * C) x F row-major matrix and the NHWC
+// output an (N * OH * OW) x F one. Rows are gathered a block at a time into a
+// bounded workspace, so memory stays that of the loops while the arithmetic
+// runs in the BLAS (or the bf16 kernel) the GEMMs use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeInternal.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+using namespace recast::runtime;
+
+namespace {
+
+/// Bytes of im2col rows gathered per GEMM.
+constexpr int64_t kWorkspaceBytes = int64_t(2) << 20;
+
+bool isGemmInputType(int32_t type) {
+  return type == RECAST_F32 || type == RECAST_F16 || type == RECAST_BF16;
+}
+
+recast_status checkConv2d(const recast_device_t device,
+                          const recast_conv2d_desc *desc) {
+  if (!desc)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                "conv2d: the descriptor is NULL");
+  const recast_conv2d_desc &d = *desc;
+  if (device->kind != RECAST_DEVICE_CPU)
+    return fail(RECAST_ERROR_UNSUPPORTED,
+                "conv2d: convolution calls run on the CPU backend only");
+  if (d.kind != RECAST_CONV2D_FORWARD &&
+      d.kind != RECAST_CONV2D_FILTER_GRADIENT)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                "conv2d: unknown kind " + std::to_string(d.kind));
+  if (!isGemmInputType(d.type_x) || !isGemmInputType(d.type_out))
+    return fail(RECAST_ERROR_UNSUPPORTED,
+                "conv2d: element types must be f32, f16 or bf16");
+  for (int64_t size : {d.n, d.h, d.w, d.c, d.kh, d.kw, d.f, d.oh, d.ow})
+    if (size <= 0)
+      return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                  "conv2d: every size must be positive");
+  for (int64_t step : {d.stride_h, d.stride_w, d.dilation_h, d.dilation_w})
+    if (step <= 0)
+      return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                  "conv2d: strides and dilations must be positive");
+  if ((d.oh - 1) * d.stride_h + (d.kh - 1) * d.dilation_h >= d.h ||
+      (d.ow - 1) * d.stride_w + (d.kw - 1) * d.dilation_w >= d.w)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                "conv2d: the windows reach outside the " + std::to_string(d.h) +
+                    " x " + std::to_string(d.w) + " input (pad it first)");
+  if (!d.x || !d.b || !d.out)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT, "conv2d: a NULL operand");
+  return RECAST_OK;
+}
+
+/// Copies im2col rows [first, first + rows) into `patches`.
+void gatherRows(const recast_conv2d_desc &d, size_t elementBytes, int64_t first,
+                int64_t rows, char *patches) {
+  const char *x = static_cast<const char *>(d.x);
+  const size_t channelBytes = size_t(d.c) * elementBytes;
+  // With unit dilation along the width the KW taps of a filter row are
+  // adjacent in the input: one copy each.
+  const bool rowsAdjacent = d.dilation_w == 1;
+  const size_t tapRowBytes = size_t(d.kw) * channelBytes;
+  char *dst = patches;
+  for (int64_t row = first; row < first + rows; ++row) {
+    int64_t image = row / (d.oh * d.ow);
+    int64_t oy = row / d.ow % d.oh, ox = row % d.ow;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      int64_t y = oy * d.stride_h + ky * d.dilation_h;
+      const char *line =
+          x + size_t((image * d.h + y) * d.w + ox * d.stride_w) * channelBytes;
+      if (rowsAdjacent) {
+        std::memcpy(dst, line, tapRowBytes);
+        dst += tapRowBytes;
+        continue;
+      }
+      for (int64_t kx = 0; kx < d.kw; ++kx) {
+        std::memcpy(dst, line + size_t(kx * d.dilation_w) * channelBytes,
+                    channelBytes);
+        dst += channelBytes;
+      }
+    }
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+recast_status recast_conv2d_ex(recast_device_t device,
+                               const recast_conv2d_desc *desc) {
+  if (!device)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT, "the device is NULL");
+  if (recast_status status = checkConv2d(device, desc))
+    return status;
+  const recast_conv2d_desc &d = *desc;
+  const size_t inBytes = recast_dtype_size(d.type_x);
+  const size_t outBytes = recast_dtype_size(d.type_out);
+  const int64_t depth = d.kh * d.kw * d.c;
+  const int64_t pixels = d.n * d.oh * d.ow;
+  // A 1 x 1 filter at unit stride over the whole input reads the input
+  // itself as the im2col matrix.
+  const bool inputIsPatches = d.kh == 1 && d.kw == 1 && d.stride_h == 1 &&
+                              d.stride_w == 1 && d.oh == d.h && d.ow == d.w;
+  const int64_t block =
+      inputIsPatches
+          ? pixels
+          : std::clamp<int64_t>(kWorkspaceBytes / int64_t(depth * inBytes), 1,
+                                pixels);
+  thread_local std::vector<char> workspace;
+  if (!inputIsPatches && workspace.size() < size_t(block * depth) * inBytes)
+    workspace.resize(size_t(block * depth) * inBytes);
+
+  for (int64_t first = 0; first < pixels; first += block) {
+    int64_t rows = std::min(block, pixels - first);
+    const void *patches = d.x;
+    if (!inputIsPatches) {
+      gatherRows(d, inBytes, first, rows, workspace.data());
+      patches = workspace.data();
+    }
+    recast_gemm_desc gemm = {};
+    gemm.type_a = gemm.type_b = d.type_x;
+    gemm.type_c = d.type_out;
+    gemm.batch = 1;
+    gemm.alpha = 1.0f;
+    gemm.beta = 1.0f;
+    gemm.a = patches;
+    if (d.kind == RECAST_CONV2D_FORWARD) {
+      // out[first:first+rows, :] += patches x filter
+      gemm.m = rows;
+      gemm.n = d.f;
+      gemm.k = depth;
+      gemm.b = d.b;
+      gemm.d = static_cast<char *>(d.out) + size_t(first * d.f) * outBytes;
+    } else {
+      // filter gradient += patches^T x dy[first:first+rows, :]
+      gemm.trans_a = 1;
+      gemm.m = depth;
+      gemm.n = d.f;
+      gemm.k = rows;
+      gemm.b = static_cast<const char *>(d.b) + size_t(first * d.f) * inBytes;
+      gemm.d = d.out;
+    }
+    gemm.c = gemm.d;
+    if (recast_status status = recast_gemm_ex(device, &gemm))
+      return status;
+  }
+  return RECAST_OK;
+}
+
+void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
+                   int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
+                   int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
+                   int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
+                   const void *x, const void *b, void *out) {
+  recast_conv2d_desc desc = {
+      kind, type_x, type_out, n,        h,          w,          c, kh, kw, f,
+      oh,   ow,     stride_h, stride_w, dilation_h, dilation_w, x, b,  out};
+  if (recast_status status = recast_conv2d_ex(computeDevice(), &desc))
+    deferError(
+        fail(status, std::string("recast_conv2d: ") + recast_last_error()));
+}
+
+} // extern "C"
