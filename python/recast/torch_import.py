@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .builder import Model
+from .builder import Model, _sanitize
 
 
 class UnsupportedError(ValueError):
@@ -88,10 +88,6 @@ def _to_numpy(value):
     if hasattr(value, "detach"):
         value = value.detach().cpu().numpy()
     return np.asarray(value, dtype=np.float32)
-
-
-def _sanitize(name: str) -> str:
-    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
 def import_graph(nodes: Sequence[Node], inputs: Dict[str, Tuple[int, ...]],
@@ -147,7 +143,11 @@ def import_graph(nodes: Sequence[Node], inputs: Dict[str, Tuple[int, ...]],
     for node in nodes:
         if node.op == "input":
             if node.target not in inputs:
-                raise UnsupportedError(f"input '{node.target}' has no shape")
+                known = ", ".join(n.target for n in nodes if n.op == "input")
+                raise UnsupportedError(
+                    f"input '{node.target}' has no shape (the module's inputs "
+                    f"are: {known}; shapes were given for: "
+                    f"{', '.join(inputs) or 'none'})")
             values[node.name] = values[node.target]
         elif node.op == "param":
             values[node.name] = param(node.target)

@@ -71,6 +71,24 @@ def test_unsupported_nodes_are_named():
         import_graph([x, sm, Node("out", "output", "output", (sm,))], {"x": (2, 2)}, {})
 
 
+def test_inputs_and_parameters_named_as_torch_names_them():
+    # nn.Sequential calls its argument `input` and its parameters "0.weight":
+    # a name that starts with a digit is made a valid SSA name, and an input
+    # without a shape names the module's inputs.
+    x = Node("input_1", "input", "input")
+    w = Node("w", "param", "0.weight")
+    b = Node("b", "param", "0.bias")
+    y = Node("fc", "call", "linear", (x, w, b))
+    nodes = [x, w, b, y, Node("output", "output", "output", (y,))]
+    shapes = {"0.weight": (3, 4), "0.bias": (3,)}
+    imported = import_graph(nodes, {"input": (2, 4)}, shapes)
+    assert "%v0_weight" in imported.text
+    with pytest.raises(UnsupportedError,
+                       match="input 'input' has no shape \\(the module's inputs are: "
+                             "input; shapes were given for: x\\)"):
+        import_graph(nodes, {"x": (2, 4)}, shapes)
+
+
 def test_transformer_block_nodes_match_numpy_forward():
     """Layer norm, attention (matmul, transpose, scale, softmax), GELU and
     residual adds: the imported loss equals a numpy forward, and one step

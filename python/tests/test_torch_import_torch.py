@@ -50,7 +50,8 @@ def test_torch_mlp():
                                 torch.nn.Linear(32, 4))
     x = torch.randn(8, 16)
     target = torch.nn.functional.one_hot(torch.arange(8) % 4, 4).float()
-    compare_with_torch(model, {"x": x}, target, "cross_entropy")
+    # nn.Sequential's forward() names its argument `input`.
+    compare_with_torch(model, {"input": x}, target, "cross_entropy")
 
 
 class Block(torch.nn.Module):
