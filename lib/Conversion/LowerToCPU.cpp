@@ -65,6 +65,9 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addPass(createRecastContractionsToCallsPass(calls));
   }
 
+  // Copies into and out of strided views (padding, slices) as loops that
+  // vectorize, not element-by-element memrefCopy calls.
+  pm.addNestedPass<func::FuncOp>(createRecastStridedCopiesToLoopsPass());
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.
   pm.addPass(createRecastOutlineKernelsPass());

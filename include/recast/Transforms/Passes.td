@@ -366,6 +366,36 @@ def RecastUpdateInPlacePass
   ];
 }
 
+def RecastStridedCopiesToLoopsPass
+    : Pass<"recast-strided-copies-to-loops", "func::FuncOp"> {
+  let summary = "Turn copies between strided buffers into linalg.copy loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` between contiguous
+    buffers to one `memcpy`, and any other to a call of the C runner utils'
+    `memrefCopy`, which walks the elements with an index vector and copies
+    each with its own `memcpy`. Bufferization writes such copies wherever a
+    tensor is inserted into a slice of another: the padded input of every
+    convolution, each tap of a convolution's input gradient accumulated into
+    its strided window, concatenations. On ResNet-18 small they took a
+    quarter of the step's time. This pass rewrites each copy whose source or
+    target is not a contiguous row-major buffer into `linalg.copy`, which the
+    CPU pipeline compiles to loops that LLVM vectorizes along the innermost
+    dimension; contiguous copies stay `memref.copy` (`memcpy`).
+
+    ```mlir
+    memref.copy %tap, %window
+        : memref<4x32x32x8xf32> to memref<4x32x32x8xf32, strided<[9248, 272, 8, 1], offset: 280>>
+    // becomes
+    linalg.copy ins(%tap : memref<4x32x32x8xf32>)
+        outs(%window : memref<4x32x32x8xf32, strided<[9248, 272, 8, 1], offset: 280>>)
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten", "Strided copies rewritten">,
+  ];
+}
+
 def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{
