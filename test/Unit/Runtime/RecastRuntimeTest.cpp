@@ -370,6 +370,20 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
       // Large enough to be split across threads.
       checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
                                  transB, 1, 200, 150, 160});
+      // At most 16 columns: the 12 x 16 micro-tile, with edge tiles in m
+      // and n, exactly 16 columns, and split across threads.
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 2, 101, 9, 777});
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 30, 16, 33});
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 3000, 16, 100});
+      // Even k: a row-major A is read in place, but for the rows of a last,
+      // partial micro-tile, which are packed.
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 2, 101, 9, 64});
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 107, 70, 800});
     }
   // FP8 with scales (powers of two keep the reference exact).
   checkGemm(
