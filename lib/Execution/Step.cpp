@@ -454,7 +454,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     lowering.memoryPlan = true;
     lowering.memoryPlanReport = planReport.str().str();
   }
-  auto removeReport = llvm::make_scope_exit([&] {
+  llvm::scope_exit removeReport([&] {
     if (!planReport.empty())
       llvm::sys::fs::remove(planReport);
   });

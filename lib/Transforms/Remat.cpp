@@ -179,7 +179,7 @@ struct RecastRematPass
     // The marks are consumed here: once honoured they mean nothing to later
     // passes, and on buffers (after bufferization) they would no longer
     // verify.
-    auto consumeMarks = llvm::make_scope_exit([&] {
+    llvm::scope_exit consumeMarks([&] {
       for (Operation &op : func.getFunctionBody().getOps()) {
         op.removeAttr(RecastDialect::kCheckpointBlockAttrName);
         op.removeAttr(RecastDialect::kRematAttrName);
