@@ -405,6 +405,15 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
       distinct.insert(k->begin(), k->end());
       if (distinct.size() != 7)
         continue;
+      // The loops the result does not walk are the sums.
+      ArrayRef<unsigned> resultDims = grid == result ? *g : *k;
+      bool sumsMatch = llvm::all_of(llvm::seq(0u, 7u), [&](unsigned loop) {
+        bool summed = !llvm::is_contained(resultDims, loop);
+        return summed == (op.getIteratorTypesArray()[loop] ==
+                          utils::IteratorType::reduction);
+      });
+      if (!sumsMatch)
+        continue;
       auto shape = [](OpOperand *operand) {
         return cast<ShapedType>(operand->get().getType()).getShape();
       };

@@ -163,3 +163,25 @@ func.func @skipped(%x8: memref<1x5x5x4xf8E4M3FN>, %w8: memref<3x3x4x2xf8E4M3FN>,
     ins(%xf, %wd : memref<1x5x5x4xf32>, memref<3x3x4xf32>) outs(%yd : memref<1x3x3x4xf32>)
   return
 }
+
+// -----
+
+/// The maps of a filter gradient with the iterators of a convolution: the
+/// loops summed over are not the ones the result leaves out, so this is no
+/// convolution the runtime computes.
+#xg = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+#dyg = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh, ow, f)>
+#dwg = affine_map<(n, oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>
+// CHECK-LABEL: func.func @sums_over_the_wrong_loops
+// CHECK: linalg.generic
+// CHECK-NOT: call @recast_conv2d
+func.func @sums_over_the_wrong_loops(%x: memref<1x6x6x2xf32>, %dy: memref<1x4x4x3xf32>, %dw: memref<3x3x2x3xf32>) {
+  linalg.generic {indexing_maps = [#xg, #dyg, #dwg], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<1x6x6x2xf32>, memref<1x4x4x3xf32>) outs(%dw : memref<3x3x2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
