@@ -198,7 +198,9 @@ constexpr int CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
 constexpr int DESC_TRANSA = 3, DESC_TRANSB = 4, DESC_A_SCALE_POINTER = 17,
               DESC_B_SCALE_POINTER = 18;
 constexpr int LAYOUT_BATCH_COUNT = 5, LAYOUT_STRIDED_BATCH_OFFSET = 6;
-constexpr int PREF_MAX_WORKSPACE_BYTES = 1;
+constexpr int PREF_MAX_WORKSPACE_BYTES = 1, PREF_MIN_ALIGNMENT_A_BYTES = 5,
+              PREF_MIN_ALIGNMENT_B_BYTES = 6, PREF_MIN_ALIGNMENT_C_BYTES = 7,
+              PREF_MIN_ALIGNMENT_D_BYTES = 8;
 constexpr int TRANSFORM_DESC_TRANSA = 2;
 
 struct Lt {
@@ -663,11 +665,37 @@ recast_status CUDABackend::gemm(const recast_gemm_desc &g) {
     LtHeuristic result = {};
     int found = 0;
     uint64_t maxWorkspace = workspaceBytes;
+    // The heuristic assumes 256-byte aligned operands unless told otherwise;
+    // compiled code passes views at any element offset (a filter's tap), and
+    // every batch entry must be as aligned as the first.
+    auto alignment = [&](const void *ptr, int64_t batchStride, int32_t type) {
+      uint64_t bits = uint64_t(reinterpret_cast<uintptr_t>(ptr)) | 256;
+      if (batch > 1)
+        bits |= uint64_t(batchStride) * recast_dtype_size(type);
+      return uint32_t(bits & (~bits + 1));
+    };
+    const void *cPointer = g.c ? g.c : g.d;
+    uint32_t alignA = alignment(g.b, strideA, g.type_b),
+             alignB = alignment(g.a, strideB, g.type_a),
+             alignC = alignment(cPointer, strideC, g.type_c),
+             alignD = alignment(g.d, strideC, g.type_c);
     if (status == RECAST_OK &&
         check("MatmulPreferenceCreate", lt.prefCreate(&pref)) &&
         check("set MAX_WORKSPACE_BYTES",
               lt.prefSet(pref, PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
                          sizeof(maxWorkspace))) &&
+        check("set MIN_ALIGNMENT_A_BYTES",
+              lt.prefSet(pref, PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
+                         sizeof(alignA))) &&
+        check("set MIN_ALIGNMENT_B_BYTES",
+              lt.prefSet(pref, PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
+                         sizeof(alignB))) &&
+        check("set MIN_ALIGNMENT_C_BYTES",
+              lt.prefSet(pref, PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
+                         sizeof(alignC))) &&
+        check("set MIN_ALIGNMENT_D_BYTES",
+              lt.prefSet(pref, PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
+                         sizeof(alignD))) &&
         check("MatmulAlgoGetHeuristic",
               lt.heuristic(ltHandle, desc, la, lb, lc, lc, pref, 1, &result,
                            &found))) {
@@ -680,9 +708,8 @@ recast_status CUDABackend::gemm(const recast_gemm_desc &g) {
                 ", m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
                 " k=" + std::to_string(g.k) + ")");
       } else {
-        const void *c = g.c ? g.c : g.d;
         check("Matmul", lt.matmul(ltHandle, desc, &g.alpha, g.b, la, g.a, lb,
-                                  &g.beta, c, lc, g.d, lc, &result.algo,
+                                  &g.beta, cPointer, lc, g.d, lc, &result.algo,
                                   reinterpret_cast<void *>(workspace),
                                   workspaceBytes, stream));
       }

@@ -120,6 +120,10 @@ struct GemmCase {
   int32_t a, b, c;
   int trans_a, trans_b;
   int64_t batch, m, n, k;
+  /// Elements before each operand in its allocation: views at an offset,
+  /// as compiled code passes for a filter's tap (then only as aligned as
+  /// the element).
+  int64_t offset = 0;
 };
 
 /// Runs `gc` on `device` (copying through device memory) with alpha 2 and
@@ -137,10 +141,16 @@ void checkGemm(recast_device_t device, const GemmCase &gc, float scaleA = 1,
   Bytes ha = encode(gc.a, a), hb = encode(gc.b, b), hc = encode(gc.c, c);
   bool fp8 = gc.a == RECAST_F8E4M3 || gc.a == RECAST_F8E5M2;
 
-  void *da, *db, *dc, *dscale = nullptr;
-  ASSERT_EQ(recast_malloc(device, ha.size(), &da), RECAST_OK);
-  ASSERT_EQ(recast_malloc(device, hb.size(), &db), RECAST_OK);
-  ASSERT_EQ(recast_malloc(device, hc.size(), &dc), RECAST_OK);
+  void *baseA, *baseB, *baseC, *dscale = nullptr;
+  size_t skipA = gc.offset * recast_dtype_size(gc.a),
+         skipB = gc.offset * recast_dtype_size(gc.b),
+         skipC = gc.offset * recast_dtype_size(gc.c);
+  ASSERT_EQ(recast_malloc(device, skipA + ha.size(), &baseA), RECAST_OK);
+  ASSERT_EQ(recast_malloc(device, skipB + hb.size(), &baseB), RECAST_OK);
+  ASSERT_EQ(recast_malloc(device, skipC + hc.size(), &baseC), RECAST_OK);
+  void *da = static_cast<char *>(baseA) + skipA;
+  void *db = static_cast<char *>(baseB) + skipB;
+  void *dc = static_cast<char *>(baseC) + skipC;
   ASSERT_EQ(recast_memcpy_to_device(device, da, ha.data(), ha.size()),
             RECAST_OK);
   ASSERT_EQ(recast_memcpy_to_device(device, db, hb.data(), hb.size()),
@@ -194,7 +204,7 @@ void checkGemm(recast_device_t device, const GemmCase &gc, float scaleA = 1,
         ASSERT_NEAR(got, expected, tolerance)
             << "at batch " << p << ", (" << i << ", " << j << ")";
       }
-  for (void *ptr : {da, db, dc, dscale})
+  for (void *ptr : {baseA, baseB, baseC, dscale})
     EXPECT_EQ(recast_free(device, ptr), RECAST_OK);
 }
 
@@ -378,6 +388,9 @@ TEST_F(CPURuntimeTest, GemmsInEveryType) {
                                  transB, 1, 30, 16, 33});
       checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
                                  transB, 1, 3000, 16, 100});
+      // Operands at an odd offset in their allocations.
+      checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
+                                 transB, 1, 13, 9, 10, 1});
       // Even k: a row-major A is read in place, but for the rows of a last,
       // partial micro-tile, which are packed.
       checkGemm(device, GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, transA,
@@ -649,6 +662,10 @@ TEST_F(CUDARuntimeTest, Gemms) {
            GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, 0, 0, 2, 64, 64, 64},
            GemmCase{RECAST_BF16, RECAST_BF16, RECAST_BF16, 0, 0, 1, 32, 16, 32},
            GemmCase{RECAST_F16, RECAST_F16, RECAST_F16, 0, 0, 1, 32, 16, 32},
+           // Operands one element past an aligned address, odd sizes: the
+           // runtime tells cuBLASLt how aligned they are.
+           GemmCase{RECAST_F32, RECAST_F32, RECAST_F32, 0, 1, 1, 7, 5, 3, 1},
+           GemmCase{RECAST_BF16, RECAST_BF16, RECAST_F32, 1, 0, 2, 9, 6, 5, 1},
        })
     checkGemm(device, gc);
   checkGemm(
