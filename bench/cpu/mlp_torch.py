@@ -5,20 +5,18 @@ batch 64, ReLU, softmax cross-entropy, SGD lr 0.1) in PyTorch eager, timed.
 
 Prints `torch <precision> step_ms <value> loss <value>`.
 """
-import argparse
-import time
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch_step  # noqa: E402
+
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=5)
-    args = p.parse_args()
+    args = torch_step.arguments(default_device="cpu", default_steps=50).parse_args()
     torch.manual_seed(0)
     dev = args.device
     w1 = (torch.randn(784, 256, device=dev) * 0.05).requires_grad_()
@@ -26,33 +24,14 @@ def main():
     w2 = (torch.randn(256, 10, device=dev) * 0.05).requires_grad_()
     b2 = torch.zeros(10, device=dev, requires_grad=True)
     params = [w1, b1, w2, b2]
-    opt = torch.optim.SGD(params, lr=0.1)
     x = torch.rand(64, 784, device=dev)
     y = torch.randint(0, 10, (64,), device=dev)
-    cuda = dev.startswith("cuda")
 
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast(device_type="cuda" if cuda else "cpu",
-                            dtype=torch.bfloat16,
-                            enabled=args.precision == "bf16"):
-            logits = F.relu(x @ w1 + b1) @ w2 + b2
-        loss = F.cross_entropy(logits.float(), y)
-        loss.backward()
-        opt.step()
-        return loss
+    def loss():
+        logits = F.relu(x @ w1 + b1) @ w2 + b2
+        return F.cross_entropy(logits.float(), y)
 
-    for _ in range(args.warmup):
-        step()
-    if cuda:
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-    if cuda:
-        torch.cuda.synchronize()
-    ms = (time.perf_counter() - start) * 1e3 / args.steps
-    print(f"torch {args.precision} step_ms {ms:.4f} loss {loss.item():.4f}")
+    torch_step.run(args, torch.optim.SGD(params, lr=0.1), loss)
 
 
 if __name__ == "__main__":

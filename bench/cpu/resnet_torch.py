@@ -8,12 +8,15 @@ timed, channels-last as recast's NHWC.
 
 Prints `torch <precision> step_ms <value> loss <value>`.
 """
-import argparse
-import time
+import os
+import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch_step  # noqa: E402
 
 
 def conv_bn(cin, cout, kernel, stride, padding):
@@ -53,42 +56,17 @@ class ResNet18(nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=5)
-    args = p.parse_args()
+    args = torch_step.arguments(default_device="cpu", default_steps=30).parse_args()
     torch.manual_seed(0)
     dev = args.device
     model = ResNet18().to(dev).to(memory_format=torch.channels_last).train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.rand(4, 3, 32, 32, device=dev).to(memory_format=torch.channels_last)
     y = torch.randint(0, 10, (4,), device=dev)
-    cuda = dev.startswith("cuda")
 
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast(device_type="cuda" if cuda else "cpu",
-                            dtype=torch.bfloat16,
-                            enabled=args.precision == "bf16"):
-            logits = model(x)
-        loss = F.cross_entropy(logits.float(), y)
-        loss.backward()
-        opt.step()
-        return loss
+    def loss():
+        return F.cross_entropy(model(x).float(), y)
 
-    for _ in range(args.warmup):
-        step()
-    if cuda:
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-    if cuda:
-        torch.cuda.synchronize()
-    ms = (time.perf_counter() - start) * 1e3 / args.steps
-    print(f"torch {args.precision} step_ms {ms:.4f} loss {loss.item():.4f}")
+    torch_step.run(args, torch.optim.SGD(model.parameters(), lr=0.01), loss)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,15 @@ torch.autocast(bfloat16) as mixed-precision training does; the parameters and
 the optimizer stay in FP32. Prints the mean step time in milliseconds as
 `torch <precision> step_ms <value>`.
 """
-import argparse
 import math
-import time
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch_step  # noqa: E402
 
 # The zoo's configurations (python/recast/zoo.py, test/Execution/gpt_reference.py).
 CONFIGS = {
@@ -68,42 +71,16 @@ class GPT(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--device", default="cuda")
+    p = torch_step.arguments(default_device="cuda", default_steps=50)
     p.add_argument("--config", default="tiny")
-    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
-    p.add_argument("--steps", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=5)
     args = p.parse_args()
     cfg = CONFIGS[args.config]
     torch.manual_seed(0)
     model = GPT(**cfg).to(args.device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.02)
     tokens = torch.randint(0, cfg["vocab"], (cfg["batch"], cfg["seq"] + 1),
                            device=args.device)
-    cuda = args.device.startswith("cuda")
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast(device_type="cuda" if cuda else "cpu",
-                            dtype=torch.bfloat16,
-                            enabled=args.precision == "bf16"):
-            loss = model(tokens)
-        loss.backward()
-        opt.step()
-        return loss
-
-    for _ in range(args.warmup):
-        step()
-    if cuda:
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-    if cuda:
-        torch.cuda.synchronize()
-    ms = (time.perf_counter() - start) * 1e3 / args.steps
-    print(f"torch {args.precision} step_ms {ms:.4f} loss {loss.item():.4f}")
+    torch_step.run(args, torch.optim.SGD(model.parameters(), lr=0.02),
+                   lambda: model(tokens))
 
 
 if __name__ == "__main__":
