@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <utility>
 #include <vector>
 
 using namespace recast::runtime;
@@ -675,27 +676,25 @@ recast_status CUDABackend::gemm(const recast_gemm_desc &g) {
       return uint32_t(bits & (~bits + 1));
     };
     const void *cPointer = g.c ? g.c : g.d;
-    uint32_t alignA = alignment(g.b, strideA, g.type_b),
-             alignB = alignment(g.a, strideB, g.type_a),
-             alignC = alignment(cPointer, strideC, g.type_c),
-             alignD = alignment(g.d, strideC, g.type_c);
+    // cuBLASLt's A, B, C and D: our B, A, C and D.
+    std::pair<int, uint32_t> alignments[] = {
+        {PREF_MIN_ALIGNMENT_A_BYTES, alignment(g.b, strideA, g.type_b)},
+        {PREF_MIN_ALIGNMENT_B_BYTES, alignment(g.a, strideB, g.type_a)},
+        {PREF_MIN_ALIGNMENT_C_BYTES, alignment(cPointer, strideC, g.type_c)},
+        {PREF_MIN_ALIGNMENT_D_BYTES, alignment(g.d, strideC, g.type_c)}};
+    auto setAlignments = [&] {
+      for (auto &[attribute, bytes] : alignments)
+        if (!check("set MIN_ALIGNMENT_*_BYTES",
+                   lt.prefSet(pref, attribute, &bytes, sizeof(bytes))))
+          return false;
+      return true;
+    };
     if (status == RECAST_OK &&
         check("MatmulPreferenceCreate", lt.prefCreate(&pref)) &&
         check("set MAX_WORKSPACE_BYTES",
               lt.prefSet(pref, PREF_MAX_WORKSPACE_BYTES, &maxWorkspace,
                          sizeof(maxWorkspace))) &&
-        check("set MIN_ALIGNMENT_A_BYTES",
-              lt.prefSet(pref, PREF_MIN_ALIGNMENT_A_BYTES, &alignA,
-                         sizeof(alignA))) &&
-        check("set MIN_ALIGNMENT_B_BYTES",
-              lt.prefSet(pref, PREF_MIN_ALIGNMENT_B_BYTES, &alignB,
-                         sizeof(alignB))) &&
-        check("set MIN_ALIGNMENT_C_BYTES",
-              lt.prefSet(pref, PREF_MIN_ALIGNMENT_C_BYTES, &alignC,
-                         sizeof(alignC))) &&
-        check("set MIN_ALIGNMENT_D_BYTES",
-              lt.prefSet(pref, PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
-                         sizeof(alignD))) &&
+        setAlignments() &&
         check("MatmulAlgoGetHeuristic",
               lt.heuristic(ltHandle, desc, la, lb, lc, lc, pref, 1, &result,
                            &found))) {

@@ -280,16 +280,28 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
   return form;
 }
 
-/// Why `form` (from `op`) cannot become a call, or an empty string.
-std::string whyNot(linalg::LinalgOp op, const GemmForm &form, bool onlyF32) {
+/// Why `operands` of `op` cannot be handed to the runtime as plain
+/// pointers, or an empty string.
+std::string whyNotBuffers(linalg::LinalgOp op, ArrayRef<Value> operands) {
   if (!op.hasPureBufferSemantics())
     return "it is not on buffers (run after bufferization)";
-  SmallVector<int32_t, 3> codes;
-  for (Value operand : {form.a, form.b, form.c}) {
+  for (Value operand : operands) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
       return "an operand is not a statically shaped contiguous buffer";
-    std::optional<int32_t> code = dtypeCode(type.getElementType());
+  }
+  return "";
+}
+
+/// Why `form` (from `op`) cannot become a call, or an empty string.
+std::string whyNot(linalg::LinalgOp op, const GemmForm &form, bool onlyF32) {
+  if (std::string reason = whyNotBuffers(op, {form.a, form.b, form.c});
+      !reason.empty())
+    return reason;
+  SmallVector<int32_t, 3> codes;
+  for (Value operand : {form.a, form.b, form.c}) {
+    std::optional<int32_t> code =
+        dtypeCode(cast<MemRefType>(operand.getType()).getElementType());
     if (!code)
       return "an element type has no runtime GEMM";
     codes.push_back(*code);
@@ -450,13 +462,9 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
 /// string.
 std::string whyNotConv(linalg::LinalgOp op, const ConvForm &form,
                        bool onlyF32) {
-  if (!op.hasPureBufferSemantics())
-    return "it is not on buffers (run after bufferization)";
-  for (Value operand : {form.x, form.b, form.out}) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
-      return "an operand is not a statically shaped contiguous buffer";
-  }
+  if (std::string reason = whyNotBuffers(op, {form.x, form.b, form.out});
+      !reason.empty())
+    return reason;
   auto code = [](Value buffer) {
     return dtypeCode(cast<MemRefType>(buffer.getType()).getElementType());
   };
