@@ -144,6 +144,9 @@ typedef struct RecastProgramOptions {
   /// Keep the first and last layers in FP32: 1 yes, 0 no, negative: the
   /// default.
   int fp8KeepFirstLast;
+  /// What the backward reads of an FP32 activation under bf16/f16 mixed
+  /// precision: compute-type or as-computed; empty: the pass's default.
+  MlirStringRef savedActivations;
   /// Budget of --recast-remat (bytes, or a fraction like 0.7); empty: none.
   MlirStringRef rematBudget;
   /// LLVM optimization level of the JIT, 0-3.

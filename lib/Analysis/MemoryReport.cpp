@@ -77,65 +77,110 @@ mlir::recast::getAliasedOperand(OpResult result,
   return nullptr;
 }
 
-namespace {
-/// The kinds of a training step's computed values (loss first, then one
-/// value per `recast.param` / `recast.state` argument). The forward is every
-/// op the loss depends on. The gradients are, from the value returned for
-/// each parameter, back through the operands of the parameter's shape, the
-/// values outside the forward: the gradient, the accumulators it is summed
-/// in, its unscaled and cast copies, the optimizer's arithmetic on it. The
-/// low-precision copies of a parameter are forward values.
-struct TrainingStepKinds {
-  bool isTrainingStep = false;
-  SetVector<Operation *> forward;
-  DenseSet<Value> gradients;
-
-  TrainingStepKinds(FunctionOpInterface func, Block &block) {
-    Operation *terminator = block.getTerminator();
-    SmallVector<BlockArgument> carried;
-    for (BlockArgument arg : block.getArguments())
-      if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName) ||
-          func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
-        carried.push_back(arg);
-    if (!terminator || carried.empty() ||
-        terminator->getNumOperands() != carried.size() + 1)
-      return;
-    isTrainingStep = true;
-    if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {
-      BackwardSliceOptions options;
-      options.omitBlockArguments = true;
-      options.omitUsesFromAbove = false;
-      options.inclusive = true;
-      (void)getBackwardSlice(lossOp, &forward, options);
+TrainingStepParts::TrainingStepParts(FunctionOpInterface func) {
+  Region &body = func.getFunctionBody();
+  if (!body.hasOneBlock())
+    return;
+  block = &body.front();
+  Operation *terminator = block->getTerminator();
+  SmallVector<BlockArgument> carried;
+  DenseSet<Value> paramArgs, dataArgs;
+  for (BlockArgument arg : block->getArguments()) {
+    bool isParam = func.getArgAttr(arg.getArgNumber(),
+                                   RecastDialect::kParamAttrName) != nullptr;
+    bool isState = func.getArgAttr(arg.getArgNumber(),
+                                   RecastDialect::kStateAttrName) != nullptr;
+    if (isParam || isState)
+      carried.push_back(arg);
+    if (isParam)
+      paramArgs.insert(arg);
+    else if (!isState)
+      dataArgs.insert(arg);
+  }
+  if (!terminator || carried.empty() ||
+      terminator->getNumOperands() != carried.size() + 1)
+    return;
+  trainingStep = true;
+  if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {
+    BackwardSliceOptions options;
+    options.omitBlockArguments = true;
+    options.omitUsesFromAbove = false;
+    options.inclusive = true;
+    (void)getBackwardSlice(lossOp, &forward, options);
+    // Ops placed before the loss that read forward results and nothing but
+    // arguments besides are forward too: they run with it, whoever reads
+    // them (a copy of a forward value made for the backward). An op reading
+    // arguments and constants alone (the seed of the backward) is not.
+    for (Operation &op : *block) {
+      if (&op == lossOp)
+        break;
+      bool readsForward = false, readsOther = false;
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          // Constants and empty tensors are neither.
+          if (!def || def->getBlock() != block ||
+              (def->getNumOperands() == 0 && def->getNumRegions() == 0))
+            continue;
+          (forward.contains(def) ? readsForward : readsOther) = true;
+        }
+      });
+      if (readsForward && !readsOther)
+        forward.insert(&op);
     }
-    for (auto [k, arg] : llvm::enumerate(carried)) {
-      auto paramType = dyn_cast<ShapedType>(arg.getType());
-      if (!paramType ||
-          !func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
-        continue;
-      SmallVector<Value> worklist = {terminator->getOperand(k + 1)};
-      while (!worklist.empty()) {
-        Value value = worklist.pop_back_val();
-        Operation *def = value.getDefiningOp();
-        if (!def || def->getBlock() != &block || forward.contains(def) ||
-            !gradients.insert(value).second)
-          continue;
-        for (Value operand : def->getOperands())
-          if (auto type = dyn_cast<ShapedType>(operand.getType());
-              type && type.getShape() == paramType.getShape())
-            worklist.push_back(operand);
+  }
+
+  // What reaches each forward op: a batch input, a parameter. Operands of
+  // nested ops defined outside the op count as the op's own.
+  DenseSet<Value> fromData, fromParams;
+  for (Operation &op : *block) {
+    if (!forward.contains(&op))
+      continue;
+    bool data = false, params = false;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        data |= dataArgs.contains(operand) || fromData.contains(operand);
+        params |= paramArgs.contains(operand) || fromParams.contains(operand);
       }
+    });
+    for (Value result : op.getResults()) {
+      if (data)
+        fromData.insert(result);
+      if (params)
+        fromParams.insert(result);
+      if (params && !data)
+        paramCopies.insert(result);
     }
   }
 
-  MemoryReport::ValueKind getKind(OpResult result) const {
-    if (!isTrainingStep || forward.contains(result.getOwner()))
-      return MemoryReport::ValueKind::Activation;
-    return gradients.contains(result) ? MemoryReport::ValueKind::Gradient
-                                      : MemoryReport::ValueKind::Temporary;
+  for (auto [k, arg] : llvm::enumerate(carried)) {
+    auto paramType = dyn_cast<ShapedType>(arg.getType());
+    if (!paramType || !paramArgs.contains(arg))
+      continue;
+    SmallVector<Value> worklist = {terminator->getOperand(k + 1)};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!def || def->getBlock() != block || forward.contains(def) ||
+          !gradients.insert(value).second)
+        continue;
+      for (Value operand : def->getOperands())
+        if (auto type = dyn_cast<ShapedType>(operand.getType());
+            type && type.getShape() == paramType.getShape())
+          worklist.push_back(operand);
+    }
   }
-};
-} // namespace
+}
+
+bool TrainingStepParts::isReadByBackward(Value value) const {
+  if (!trainingStep)
+    return false;
+  Operation *terminator = block->getTerminator();
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    return top && top != terminator && !forward.contains(top);
+  });
+}
 
 MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   Region &body = func.getFunctionBody();
@@ -153,7 +198,16 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     steps.push_back(&op);
   }
   int64_t lastStep = int64_t(steps.size()) - 1;
-  TrainingStepKinds trainingStepKinds(func, block);
+  TrainingStepParts parts(func);
+  auto getKind = [&](OpResult result) {
+    if (!parts.isTrainingStep())
+      return ValueKind::Activation;
+    if (parts.isForward(result.getOwner()))
+      return parts.isParamCopy(result) ? ValueKind::ParamCopy
+                                       : ValueKind::Activation;
+    return parts.isGradient(result) ? ValueKind::Gradient
+                                    : ValueKind::Temporary;
+  };
 
   // Whether every use of `value` by `user` is as an init that a result of
   // the same size is written into: bufferization then reuses the init's
@@ -268,29 +322,26 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   }
   for (auto [step, op] : llvm::enumerate(steps))
     for (Value result : op->getResults())
-      if (!addValue(result, trainingStepKinds.getKind(cast<OpResult>(result)),
-                    step, op))
+      if (!addValue(result, getKind(cast<OpResult>(result)), step, op))
         return;
 
-  // What the forward hands the backward: the buffers of the activations an
-  // op outside the forward reads (a view read there saves its source).
-  if (trainingStepKinds.isTrainingStep) {
+  // What the forward hands the backward: the buffers of the activations and
+  // parameter copies an op outside the forward reads (a view read there
+  // saves its source).
+  if (parts.isTrainingStep()) {
     trainingStep = true;
-    Operation *terminator = block.getTerminator();
+    auto isSaved = [](ValueKind kind) {
+      return kind == ValueKind::Activation || kind == ValueKind::ParamCopy;
+    };
     llvm::SetVector<size_t> saved;
-    for (auto [index, info] : llvm::enumerate(values)) {
-      if (info.kind != ValueKind::Activation ||
-          values[bufferOf[index]].kind != ValueKind::Activation)
-        continue;
-      if (llvm::any_of(info.value.getUsers(), [&](Operation *user) {
-            Operation *top = block.findAncestorOpInBlock(*user);
-            return top && top != terminator &&
-                   !trainingStepKinds.forward.contains(top);
-          }))
+    for (auto [index, info] : llvm::enumerate(values))
+      if (isSaved(info.kind) && isSaved(values[bufferOf[index]].kind) &&
+          parts.isReadByBackward(info.value))
         saved.insert(bufferOf[index]);
-    }
     for (size_t owner : saved) {
-      savedActivationBytes += values[owner].bytes;
+      (values[owner].kind == ValueKind::ParamCopy ? savedParamCopyBytes
+                                                  : savedActivationBytes) +=
+          values[owner].bytes;
       savedForBackward.push_back(owner);
     }
     llvm::stable_sort(savedForBackward, [&](size_t a, size_t b) {
@@ -356,6 +407,8 @@ StringRef MemoryReport::getKindName(ValueKind kind) {
     return "temporary";
   case ValueKind::Activation:
     return "activation";
+  case ValueKind::ParamCopy:
+    return "param_copy";
   }
   llvm_unreachable("unknown value kind");
 }
@@ -406,15 +459,19 @@ void MemoryReport::writeJSON(llvm::json::OStream &json) const {
       json.attribute("gradient_bytes", getTotalBytes(ValueKind::Gradient));
       json.attribute("temporary_bytes", getTotalBytes(ValueKind::Temporary));
       json.attribute("activation_bytes", getTotalBytes(ValueKind::Activation));
+      json.attribute("param_copy_bytes", getTotalBytes(ValueKind::ParamCopy));
     });
-    if (trainingStep)
+    if (trainingStep) {
       json.attribute("saved_activation_bytes", savedActivationBytes);
+      json.attribute("saved_param_copy_bytes", savedParamCopyBytes);
+    }
     json.attributeObject("at_peak", [&] {
       json.attribute("param_bytes", getPeakBytes(ValueKind::Param));
       json.attribute("input_bytes", getPeakBytes(ValueKind::Input));
       json.attribute("gradient_bytes", getPeakBytes(ValueKind::Gradient));
       json.attribute("temporary_bytes", getPeakBytes(ValueKind::Temporary));
       json.attribute("activation_bytes", getPeakBytes(ValueKind::Activation));
+      json.attribute("param_copy_bytes", getPeakBytes(ValueKind::ParamCopy));
     });
     auto writeValue = [&](const ValueInfo &info) {
       json.object([&] {

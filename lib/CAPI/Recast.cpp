@@ -193,6 +193,8 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     transform.margin = options.margin;
   if (options.fp8KeepFirstLast >= 0)
     transform.fp8KeepFirstLast = options.fp8KeepFirstLast != 0;
+  if (!unwrap(options.savedActivations).empty())
+    transform.savedActivations = unwrap(options.savedActivations).str();
   transform.rematBudget = unwrap(options.rematBudget).str();
   transform.updateInPlace = options.updateInPlace;
   if (llvm::Error err = transformStep(module, func, transform))
@@ -444,6 +446,7 @@ RecastProgramOptions recastProgramOptionsGetDefault(void) {
   options.amaxHistory = 0;
   options.margin = -1;
   options.fp8KeepFirstLast = -1;
+  options.savedActivations = mlirStringRefCreate(nullptr, 0);
   options.rematBudget = mlirStringRefCreate(nullptr, 0);
   options.optLevel = 2;
   options.updateInPlace = true;

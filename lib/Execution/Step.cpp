@@ -218,6 +218,9 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
         (options.mixedPrecision.empty()
              ? std::string("and none was given")
              : "not '" + options.mixedPrecision + "'"));
+  if (options.savedActivations && options.mixedPrecision.empty())
+    return makeError("saved-activations applies to mixed precision: give a "
+                     "compute type (bf16 or f16) with it");
   if (!options.mixedPrecision.empty()) {
     // Its own stage, so that a failure is reported as what it is.
     PassManager mixed(context);
@@ -235,6 +238,8 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       mp.margin = *options.margin;
     if (options.fp8KeepFirstLast)
       mp.fp8KeepFirstLast = *options.fp8KeepFirstLast;
+    if (options.savedActivations)
+      mp.savedActivations = *options.savedActivations;
     mixed.addPass(createRecastMixedPrecisionPass(mp));
     if (failed(mixed.run(module)))
       return makeError("mixed precision on @" + entryName + " failed");

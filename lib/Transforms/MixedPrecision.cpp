@@ -113,6 +113,12 @@ public:
       : func(func), analysis(analysis), builder(func.getContext()) {}
 
   void run();
+  /// Stores the FP32 activations the backward reads in the compute type:
+  /// the forward keeps its FP32 value, the backward reads a rounded copy
+  /// (widened in the body of the generic ops that read it). Reduction
+  /// results (statistics, accumulators), ops pinned to f32 and values that
+  /// reach a result of the step through follow ops keep FP32.
+  void storeSavedActivationsInLowType();
   ArrayRef<CastRecord> getCasts() const { return casts; }
 
 private:
@@ -512,6 +518,77 @@ void MixedPrecisionRewriter::run() {
   }
 }
 
+void MixedPrecisionRewriter::storeSavedActivationsInLowType() {
+  FloatType low = analysis.getLowType();
+  TrainingStepParts parts(func);
+  if (!low || !parts.isTrainingStep())
+    return;
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    if (parts.isForward(&op))
+      forward.push_back(&op);
+  for (Operation *op : forward) {
+    if (auto pinned =
+            op->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName);
+        pinned && pinned.getValue() == "f32")
+      continue;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && linalgOp.getNumReductionLoops() > 0)
+      continue;
+    for (Value result : op->getResults()) {
+      FloatType type = getFloatElementType(result.getType());
+      if (!type || type.getWidth() <= low.getWidth() ||
+          analysis.reachesStepResult(result))
+        continue;
+      SmallVector<OpOperand *> backwardUses;
+      for (OpOperand &use : result.getUses())
+        if (Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+            top && top != terminator && !parts.isForward(top))
+          backwardUses.push_back(&use);
+      if (backwardUses.empty())
+        continue;
+      Value stored = getConverted(result, low, op->getNextNode(),
+                                  "saved for the backward in the compute type");
+      // Generic ops widen the copy in their body; any other reader gets one
+      // widened copy, made before the first of them. Not through
+      // getConverted: its cache would hand back the FP32 value itself.
+      auto widensInBody = [&](OpOperand *use) {
+        auto generic = dyn_cast<linalg::GenericOp>(use->getOwner());
+        return generic && generic->getBlock() == &body &&
+               generic.isDpsInput(use) && generic.hasPureTensorSemantics();
+      };
+      Value widened;
+      Operation *firstOther = nullptr;
+      for (OpOperand *use : backwardUses) {
+        if (widensInBody(use))
+          continue;
+        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+        if (!firstOther || top->isBeforeInBlock(firstOther))
+          firstOther = top;
+      }
+      if (firstOther) {
+        builder.setInsertionPoint(firstOther);
+        widened = createConversion(stored, type, firstOther->getLoc());
+        casts.push_back({describe(result), low, type,
+                         getTensorBytes(widened.getType()).value_or(0),
+                         "the backward's copy of a value saved in the "
+                         "compute type, for an op that reads FP32",
+                         false});
+      }
+      for (OpOperand *use : backwardUses) {
+        if (!widensInBody(use)) {
+          use->set(widened);
+          continue;
+        }
+        use->set(stored);
+        adaptBody(cast<linalg::LinalgOp>(use->getOwner()));
+      }
+    }
+  }
+}
+
 /// Erases the unused scalar ops of structured op bodies. Autodiff recomputes
 /// the whole forward body in each gradient op; an input only dead ops read
 /// must not count as read, or the pass would keep a low-precision copy of it
@@ -608,6 +685,12 @@ void RecastMixedPrecisionPass::runOnOperation() {
            "fp8-contractions and fp8-keep-first-last apply to "
            "compute-type=fp8, not '"
         << computeType << "'";
+    return signalPassFailure();
+  }
+  if (savedActivations != "compute-type" && savedActivations != "as-computed") {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: saved-activations='" << savedActivations
+        << "' is not supported; use compute-type or as-computed";
     return signalPassFailure();
   }
   if (!lowType && !fp8) {
@@ -715,6 +798,8 @@ void RecastMixedPrecisionPass::runOnOperation() {
     if (analysis.getLowType()) {
       MixedPrecisionRewriter rewriter(func, analysis);
       rewriter.run();
+      if (savedActivations == "compute-type")
+        rewriter.storeSavedActivationsInLowType();
       fnReport.casts.assign(rewriter.getCasts().begin(),
                             rewriter.getCasts().end());
     }

@@ -309,7 +309,8 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
             fp8_contractions: Optional[str] = None,
             amax_history: Optional[int] = None,
             margin: Optional[int] = None,
-            fp8_keep_first_last: Optional[bool] = None) -> Program:
+            fp8_keep_first_last: Optional[bool] = None,
+            saved_activations: Optional[str] = None) -> Program:
     """Compiles a training step (MLIR text, a .mlir path, or a Module, which
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
@@ -322,6 +323,9 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
       amax_history, margin, fp8_keep_first_last: the FP8 options of
       mixed_precision="fp8" (docs/MixedPrecision.md); None keeps the pass's
       default.
+    saved_activations: what the backward reads of an FP32 activation under
+      mixed_precision="bf16"/"f16": "compute-type" (a rounded copy, the
+      pass's default) or "as-computed" (the FP32 value).
     remat: a budget for --recast-remat: bytes (int), a fraction of the
       step's peak (float, e.g. 0.7), or a policy ("full", "selective").
     update_in_place: apply each parameter update as soon as its gradient is
@@ -344,6 +348,7 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     settings.margin = -1 if margin is None else margin
     settings.fp8_keep_first_last = (-1 if fp8_keep_first_last is None
                                     else int(bool(fp8_keep_first_last)))
+    settings.saved_activations = saved_activations or ""
     settings.remat_budget = "" if remat is None else str(remat)
     settings.opt_level = opt_level
     settings.update_in_place = update_in_place

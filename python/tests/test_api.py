@@ -219,3 +219,21 @@ def test_loss_scaling_and_fp8_options(models_dir):
         recast.compile(path, mixed_precision="f16", loss_scale="sometimes")
     with pytest.raises(ValueError, match="amax_history"):
         recast.compile(path, mixed_precision="fp8", amax_history=0)
+
+
+def test_saved_activations_option(models_dir):
+    path = os.path.join(models_dir, "gpt-tiny.mlir")
+    # The attention's FP32 exponentials are saved for the backward in bf16 by
+    # default; "as-computed" keeps them FP32.
+    default = recast.compile(path, mixed_precision="bf16", opt_level=0)
+    kept = recast.compile(path, mixed_precision="bf16", opt_level=0,
+                          saved_activations="as-computed")
+    assert (default.report["saved_activation_bytes"]
+            < kept.report["saved_activation_bytes"])
+    assert (default.report["saved_param_copy_bytes"]
+            == kept.report["saved_param_copy_bytes"] > 0)
+    with pytest.raises(recast.RecastError, match="saved-activations='f8'"):
+        recast.compile(path, mixed_precision="bf16", saved_activations="f8")
+    with pytest.raises(recast.RecastError,
+                       match="saved-activations applies to mixed precision"):
+        recast.compile(path, saved_activations="as-computed")

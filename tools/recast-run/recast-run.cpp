@@ -140,6 +140,12 @@ static cl::opt<bool> fp8KeepFirstLast(
     cl::desc("--mixed-precision=fp8: keep the first and last layers, with "
              "their gradients, in FP32"),
     cl::cat(runCategory));
+static cl::opt<std::string> savedActivations(
+    "saved-activations",
+    cl::desc("--mixed-precision=bf16|f16: what the backward reads of an FP32 "
+             "activation, compute-type (a rounded copy, the default) or "
+             "as-computed (the FP32 value)"),
+    cl::cat(runCategory));
 static cl::opt<std::string> rematBudget(
     "remat",
     cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
@@ -335,6 +341,8 @@ static int runMain(int argc, char **argv) {
       options.margin = fp8Margin;
     if (fp8KeepFirstLast.getNumOccurrences())
       options.fp8KeepFirstLast = fp8KeepFirstLast;
+    if (savedActivations.getNumOccurrences())
+      options.savedActivations = savedActivations;
     options.rematBudget = rematBudget;
     options.updateInPlace = updateInPlace;
     if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
@@ -378,19 +386,21 @@ static int runMain(int argc, char **argv) {
     using Kind = mlir::recast::MemoryReport::ValueKind;
     staticSummary = llvm::formatv(
         "memory report (static, op order): peak {0} bytes at step {1} ({2}); "
-        "live at peak: params {3}, inputs {4}, activations {5}, gradients "
-        "{6}, temporaries {7}",
+        "live at peak: params {3}, inputs {4}, activations {5}, parameter "
+        "copies {6}, gradients {7}, temporaries {8}",
         staticPeak, report.getPeakStep(),
         report.getNumSteps()
             ? report.getStepOp(report.getPeakStep())->getName().getStringRef()
             : StringRef("empty"),
         report.getPeakBytes(Kind::Param), report.getPeakBytes(Kind::Input),
         report.getPeakBytes(Kind::Activation),
+        report.getPeakBytes(Kind::ParamCopy),
         report.getPeakBytes(Kind::Gradient),
         report.getPeakBytes(Kind::Temporary));
     if (report.isTrainingStep())
-      staticSummary += llvm::formatv("; saved for the backward {0}",
-                                     report.getSavedActivationBytes());
+      staticSummary += llvm::formatv(
+          "; saved for the backward {0} and parameter copies {1}",
+          report.getSavedActivationBytes(), report.getSavedParamCopyBytes());
   }
 
   // Initial values: --arg files, --data batches, or the seeded rules.

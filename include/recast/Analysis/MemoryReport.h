@@ -25,7 +25,9 @@
 
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 
@@ -57,17 +59,61 @@ OpOperand *getAliasedOperand(OpResult result,
 /// "" when it has none: the location reports print.
 std::string formatLocation(Location loc);
 
+/// The parts of a training step: a single-block function returning the
+/// loss, then one value per `recast.param` / `recast.state` argument in
+/// argument order.
+/// * The forward is every op the loss depends on, and every op placed
+///   before the loss that reads forward results and otherwise only
+///   arguments (a copy of a forward value that only the backward reads).
+/// * The gradients are, from the value returned for each parameter, back
+///   through the operands of the parameter's shape, the values outside the
+///   forward: the gradient, the accumulators it is summed in, its unscaled
+///   and cast copies, the optimizer's arithmetic on it.
+/// * The parameter copies are the forward values no other argument than a
+///   `recast.param` or `recast.state` one reaches, and some parameter does.
+class TrainingStepParts {
+public:
+  explicit TrainingStepParts(FunctionOpInterface func);
+
+  /// Whether the function has the form of a training step; if not, the
+  /// other queries answer false.
+  bool isTrainingStep() const { return trainingStep; }
+  bool isForward(Operation *op) const { return forward.contains(op); }
+  bool isGradient(Value value) const { return gradients.contains(value); }
+  bool isParamCopy(Value value) const { return paramCopies.contains(value); }
+  /// Whether an op of the step outside the forward (not the terminator)
+  /// reads `value`, in a nested region or not.
+  bool isReadByBackward(Value value) const;
+
+private:
+  bool trainingStep = false;
+  Block *block = nullptr;
+  llvm::SetVector<Operation *> forward;
+  llvm::DenseSet<Value> gradients;
+  llvm::DenseSet<Value> paramCopies;
+};
+
 class MemoryReport {
 public:
   /// What a value is (PyTorch's memory profiler draws the same lines):
   /// `{recast.param}` arguments, other arguments, and computed values. In a
   /// training step (the loss, then one result per `recast.param` /
   /// `recast.state` argument) a computed value is an activation when the
-  /// loss depends on it (the forward), a gradient when it is part of a
-  /// parameter's gradient or update, and a temporary otherwise (the
-  /// backward's activation gradients and accumulators, recomputed values);
-  /// elsewhere every computed value is an activation.
-  enum class ValueKind { Param, Input, Activation, Gradient, Temporary };
+  /// loss depends on it (the forward), a parameter copy when it is a forward
+  /// value computed from parameters and state alone (no batch input reaches
+  /// it: the low-precision copies of the parameters, transposed weights), a
+  /// gradient when it is part of a parameter's gradient or update, and a
+  /// temporary otherwise (the backward's activation gradients and
+  /// accumulators, recomputed values); elsewhere every computed value is an
+  /// activation.
+  enum class ValueKind {
+    Param,
+    Input,
+    Activation,
+    ParamCopy,
+    Gradient,
+    Temporary
+  };
 
   struct ValueInfo {
     Value value;
@@ -105,7 +151,10 @@ public:
   bool isTrainingStep() const { return trainingStep; }
   /// Bytes of the activations the backward reads: what the forward saves for
   /// it, each buffer once (a view read by the backward saves its source).
+  /// Parameter copies the backward reads count apart
+  /// (getSavedParamCopyBytes): their bytes follow the model, not the batch.
   int64_t getSavedActivationBytes() const { return savedActivationBytes; }
+  int64_t getSavedParamCopyBytes() const { return savedParamCopyBytes; }
 
   /// Writes the report object of this function (schema in
   /// docs/MemoryReport.md).
@@ -123,6 +172,7 @@ private:
   int64_t peakStep = 0;
   bool trainingStep = false;
   int64_t savedActivationBytes = 0;
+  int64_t savedParamCopyBytes = 0;
   /// Indices into `values` of the saved buffers, largest first.
   SmallVector<size_t> savedForBackward;
 };

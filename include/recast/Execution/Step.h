@@ -83,6 +83,9 @@ struct StepTransformOptions {
   std::optional<std::string> fp8Recipe, fp8Contractions;
   std::optional<int64_t> amaxHistory, margin;
   std::optional<bool> fp8KeepFirstLast;
+  /// saved-activations of --recast-mixed-precision (compute-type,
+  /// as-computed); unset keeps the pass's default. Needs `mixedPrecision`.
+  std::optional<std::string> savedActivations;
   /// Budget of --recast-remat (bytes or a fraction); empty: none.
   std::string rematBudget;
   /// --recast-update-in-place after autodiff, before remat: each parameter

@@ -83,6 +83,11 @@ public:
     auto it = decisionIndex.find(op);
     return it == decisionIndex.end() ? nullptr : &decisions[it->second];
   }
+  /// Whether `value` reaches a result of the step through follow and
+  /// cast-free ops only (such values stay FP32).
+  bool reachesStepResult(Value value) const {
+    return stepResultChain.contains(value);
+  }
   /// Float inputs `op` reads (its body uses them): the operands whose type
   /// matters to it.
   static SmallVector<OpOperand *> getDataOperands(Operation *op);

@@ -620,6 +620,16 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
       parameter gradients and the optimizer update.
     * `recast.precision = "f32" | "bf16" | "f16"` on an op or a function
       overrides the policy (`"f32"` on a function leaves it untouched).
+    * Activations saved for the backward are stored in the compute type
+      (`saved-activations=compute-type`, the default): an FP32 result of the
+      forward that the backward reads (an exponential a sensitive op
+      computed, a one-hot of the labels) is rounded once to the compute type
+      right after it is computed; the forward keeps reading the FP32 value
+      and the backward reads the copy, widened in its ops' bodies, so only
+      the copy outlives the forward. Results of reductions (row statistics
+      and FP32 accumulators: small, and an error in one scales a whole row of
+      the gradient) and of ops pinned to `"f32"` stay FP32, as everything
+      does with `saved-activations=as-computed`.
 
     Scalar bodies keep computing in FP32: an op that stores a low-precision
     result rounds once when it writes it, and an FP32 op reading a
@@ -700,7 +710,7 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
 
     Errors: a compute type other than bf16 or f16, `recast.precision` naming
     an FP8 type, a `recast.param` argument that is not f32, a function with
-    several blocks, bad loss-scale options, a policy that is not a built-in
+    several blocks, bad loss-scale options or `saved-activations`, a policy that is not a built-in
     name or a readable JSON file, or that names an unknown class, list or
     op, or adds one op to two classes, loss scaling on a module with no
     `recast.value_and_grad` left, or on a function that is not a training
@@ -746,6 +756,11 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
            /*default=*/"false",
            "compute-type=fp8: keep the first layer (reading the batch) and "
            "the last (feeding the loss), with their gradients, in FP32">,
+    Option<"savedActivations", "saved-activations", "std::string",
+           /*default=*/"\"compute-type\"",
+           "What the backward reads of an FP32 activation: compute-type (a "
+           "copy rounded to the compute type) or as-computed (the FP32 "
+           "value)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, - for stdout, "
            "empty for none">,

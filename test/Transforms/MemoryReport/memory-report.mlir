@@ -17,14 +17,16 @@
 // CHECK-NEXT:       "input_bytes": 0,
 // CHECK-NEXT:       "gradient_bytes": 0,
 // CHECK-NEXT:       "temporary_bytes": 0,
-// CHECK-NEXT:       "activation_bytes": 64
+// CHECK-NEXT:       "activation_bytes": 64,
+// CHECK-NEXT:       "param_copy_bytes": 0
 // CHECK-NEXT:     },
 // CHECK-NEXT:     "at_peak": {
 // CHECK-NEXT:       "param_bytes": 16,
 // CHECK-NEXT:       "input_bytes": 0,
 // CHECK-NEXT:       "gradient_bytes": 0,
 // CHECK-NEXT:       "temporary_bytes": 0,
-// CHECK-NEXT:       "activation_bytes": 48
+// CHECK-NEXT:       "activation_bytes": 48,
+// CHECK-NEXT:       "param_copy_bytes": 0
 // CHECK-NEXT:     },
 // CHECK-NEXT:     "live_at_peak": [
 // CHECK-NEXT:       {
@@ -52,26 +54,38 @@
 // CHECK-NOT:      "saved_for_backward"
 
 /// A training step (loss, then the updated parameter) also lists what the
-/// forward saves for the backward: %y, which the gradient reads. A
-/// gradient's bytes and a temporary's count apart from the activations.
+/// forward saves for the backward: %y, which the gradient reads, and %wn, a
+/// copy of the parameter that no input reaches, counted apart. A gradient's
+/// bytes and a temporary's count apart from the activations.
 // CHECK:          "function": "train_step"
 // CHECK:          "totals": {
 // CHECK-NEXT:       "param_bytes": 16,
 // CHECK-NEXT:       "input_bytes": 16,
 // CHECK-NEXT:       "gradient_bytes": 32,
 // CHECK-NEXT:       "temporary_bytes": 16,
-// CHECK-NEXT:       "activation_bytes": 36
+// CHECK-NEXT:       "activation_bytes": 36,
+// CHECK-NEXT:       "param_copy_bytes": 16
 // CHECK-NEXT:     },
 // CHECK-NEXT:     "saved_activation_bytes": 16,
+// CHECK-NEXT:     "saved_param_copy_bytes": 16,
 // CHECK:          "saved_for_backward": [
 // CHECK-NEXT:       {
-// CHECK-NEXT:         "value": "%1",
+// CHECK-NEXT:         "value": "%0",
+// CHECK-NEXT:         "kind": "param_copy",
+// CHECK-NEXT:         "bytes": 16,
+// CHECK-NEXT:         "type": "tensor<4xf32>",
+// CHECK-NEXT:         "op": "arith.negf",
+// CHECK-NEXT:         "def_step": 0,
+// CHECK-NEXT:         "last_use_step": 6
+// CHECK-NEXT:       },
+// CHECK-NEXT:       {
+// CHECK-NEXT:         "value": "%2",
 // CHECK-NEXT:         "kind": "activation",
 // CHECK-NEXT:         "bytes": 16,
 // CHECK-NEXT:         "type": "tensor<4xf32>",
 // CHECK-NEXT:         "op": "arith.mulf",
-// CHECK-NEXT:         "def_step": 1,
-// CHECK-NEXT:         "last_use_step": 5
+// CHECK-NEXT:         "def_step": 2,
+// CHECK-NEXT:         "last_use_step": 6
 // CHECK-NEXT:       }
 // CHECK-NEXT:     ],
 
@@ -96,7 +110,8 @@ func.func @second(%x: tensor<2xf32>) -> tensor<2xf32> {
 }
 
 func.func @train_step(%w: tensor<4xf32> {recast.param}, %x: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
-  %wx = arith.mulf %w, %x : tensor<4xf32>
+  %wn = arith.negf %w : tensor<4xf32>
+  %wx = arith.mulf %wn, %x : tensor<4xf32>
   %y = arith.mulf %wx, %wx : tensor<4xf32>
   %init = tensor.empty() : tensor<f32>
   %loss = linalg.reduce ins(%y : tensor<4xf32>) outs(%init : tensor<f32>) dimensions = [0]
@@ -105,7 +120,7 @@ func.func @train_step(%w: tensor<4xf32> {recast.param}, %x: tensor<4xf32>) -> (t
       linalg.yield %s : f32
     }
   %dy = arith.mulf %x, %x : tensor<4xf32>
-  %g = arith.mulf %y, %x : tensor<4xf32>
+  %g = arith.mulf %y, %wn : tensor<4xf32>
   %new = arith.subf %w, %g : tensor<4xf32>
   return %loss, %new : tensor<f32>, tensor<4xf32>
 }

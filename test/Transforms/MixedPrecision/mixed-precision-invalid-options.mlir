@@ -15,3 +15,7 @@ module {
 
 /// A report that cannot be written is an error naming the path.
 // REPORT: error: cannot write report '{{.*}}.missing/report.json'
+
+// RUN: not recast-opt %s -recast-mixed-precision=saved-activations=f8 2>&1 | FileCheck %s --check-prefix=SAVED
+/// saved-activations takes compute-type or as-computed.
+// SAVED: error: --recast-mixed-precision: saved-activations='f8' is not supported; use compute-type or as-computed

@@ -41,12 +41,15 @@ struct TestPrintMemoryReportPass
           << report.getTotalBytes(MemoryReport::ValueKind::Input)
           << ", activations "
           << report.getTotalBytes(MemoryReport::ValueKind::Activation)
+          << ", parameter copies "
+          << report.getTotalBytes(MemoryReport::ValueKind::ParamCopy)
           << ", gradients "
           << report.getTotalBytes(MemoryReport::ValueKind::Gradient)
           << ", temporaries "
           << report.getTotalBytes(MemoryReport::ValueKind::Temporary);
       if (report.isTrainingStep())
-        diag << "; saved for the backward " << report.getSavedActivationBytes();
+        diag << "; saved for the backward " << report.getSavedActivationBytes()
+             << " and parameter copies " << report.getSavedParamCopyBytes();
       diag << ")";
     }
     markAllAnalysesPreserved();
