@@ -110,6 +110,8 @@ private:
   void addAdjoint(Value value, Value contribution);
   LogicalResult differentiateWindowInput(linalg::LinalgOp linalgOp,
                                          const Window &window, Value dy);
+  Value convolveTransposed(linalg::LinalgOp conv, const Window &window,
+                           Value dy);
   bool isActive(Value value) const { return activeOrigin.count(value); }
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     ++numGradientOps;
@@ -332,9 +334,107 @@ static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
   return std::nullopt;
 }
 
+/// The input gradient of a unit-stride convolution, as one convolution of
+/// the zero-padded output gradient with the filter turned by 180 degrees and
+/// its two channel dimensions swapped:
+///   dx[n, y, x, c] = sum_{kh, kw, f} dy[n, y - kh*dh, x - kw*dw, f]
+///                                    * K[kh, kw, c, f]
+///                  = conv(pad(dy), K')[n, y, x, c],
+///   K'[kh, kw, f, c] = K[KH-1-kh, KW-1-kw, c, f]
+/// (NCHW/FCHW likewise). One convolution reads each gradient value once per
+/// tap in a single pass, where the taps would each write a temporary and add
+/// it into a strided window of the gradient.
+Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
+                                             const Window &window, Value dy) {
+  MLIRContext *ctx = builder.getContext();
+  Value input = conv.getDpsInputs()[0], kernel = conv.getDpsInputs()[1];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  auto kernelType = cast<RankedTensorType>(kernel.getType());
+  Type element = inputType.getElementType();
+  unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1;
+  // The first output row reads input row 0 through the filter's last tap:
+  // (KH-1)*dh zeros before dy, and after it as many as the input has rows
+  // beyond the last output row.
+  int64_t haloH = (window.kernelH - 1) * window.dilationH,
+          haloW = (window.kernelW - 1) * window.dilationW;
+  SmallVector<int64_t> low(4, 0), high(4, 0);
+  low[hDim] = haloH;
+  low[wDim] = haloW;
+  high[hDim] = inputType.getDimSize(hDim) - dyType.getDimSize(hDim);
+  high[wDim] = inputType.getDimSize(wDim) - dyType.getDimSize(wDim);
+  SmallVector<int64_t> paddedShape = llvm::to_vector(dyType.getShape());
+  paddedShape[hDim] += low[hDim] + high[hDim];
+  paddedShape[wDim] += low[wDim] + high[wDim];
+  Value zero =
+      create<arith::ConstantOp>(cast<TypedAttr>(builder.getZeroAttr(element)));
+  auto padded =
+      create<tensor::PadOp>(RankedTensorType::get(paddedShape, element), dy,
+                            low, high, ValueRange{}, ValueRange{});
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    Block *body = builder.createBlock(&padded.getRegion());
+    body->addArguments(SmallVector<Type>(4, builder.getIndexType()),
+                       SmallVector<Location>(4, op.getLoc()));
+    tensor::YieldOp::create(builder, op.getLoc(), zero);
+  }
+
+  // The turned filter: HWCF -> HWFC, FCHW -> CFHW, both windows reversed.
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto reversed = [&](unsigned i, int64_t size) {
+    return getAffineConstantExpr(size - 1, ctx) - d(i);
+  };
+  SmallVector<int64_t> turnedShape = llvm::to_vector(kernelType.getShape());
+  AffineMap readMap;
+  if (window.channelsFirst) {
+    std::swap(turnedShape[0], turnedShape[1]);
+    readMap = AffineMap::get(
+        4, 0,
+        {d(1), d(0), reversed(2, window.kernelH), reversed(3, window.kernelW)},
+        ctx);
+  } else {
+    std::swap(turnedShape[2], turnedShape[3]);
+    readMap = AffineMap::get(
+        4, 0,
+        {reversed(0, window.kernelH), reversed(1, window.kernelW), d(3), d(2)},
+        ctx);
+  }
+  auto turnedType = RankedTensorType::get(turnedShape, element);
+  Value turned =
+      create<linalg::GenericOp>(
+          TypeRange{turnedType}, ValueRange{kernel},
+          ValueRange{create<tensor::EmptyOp>(turnedShape, element)},
+          ArrayRef<AffineMap>{readMap, builder.getMultiDimIdentityMap(4)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(b, loc, args[0]);
+          })
+          .getResult(0);
+
+  auto unit = builder.getI64TensorAttr({1, 1});
+  auto dilations =
+      builder.getI64TensorAttr({window.dilationH, window.dilationW});
+  SmallVector<Value, 2> inputs = {padded.getResult(), turned};
+  Value init = zerosLike(inputType);
+  if (window.channelsFirst)
+    return create<linalg::Conv2DNchwFchwOp>(TypeRange{inputType}, inputs,
+                                            ValueRange{init}, unit, dilations)
+        .getResult(0);
+  return create<linalg::Conv2DNhwcHwcfOp>(TypeRange{inputType}, inputs,
+                                          ValueRange{init}, unit, dilations)
+      .getResult(0);
+}
+
 LogicalResult
 ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                                              const Window &window, Value dy) {
+  if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
+          linalgOp.getOperation()) &&
+      window.strideH == 1 && window.strideW == 1) {
+    addAdjoint(linalgOp.getDpsInputs()[0],
+               convolveTransposed(linalgOp, window, dy));
+    return success();
+  }
   // Tap (kh, kw) reads input[n, oh*sh + kh*dh, ow*sw + kw*dw, c] (NHWC;
   // likewise in NCHW): its
   // contribution, shaped like the output, is added back into that strided

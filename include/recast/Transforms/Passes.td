@@ -90,6 +90,13 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
       contractions such as matmul get their gradients). Reductions must
       combine with `addf` (sums, contractions) or `maximumf`/`maxnumf` (the
       gradient goes to every maximal element).
+    * Windowed ops (`conv_2d_nhwc_hwcf`, `conv_2d_nchw_fchw`,
+      `depthwise_conv_2d_nhwc_hwc`, NHWC/NCHW max and sum pooling) read their
+      input at `oh * stride + kh`: the input gradient of a unit-stride
+      convolution is one convolution of the zero-padded output gradient with
+      the filter turned by 180 degrees and its channel dimensions swapped;
+      the others' are built tap by tap (strided `extract_slice`, a per-tap
+      contraction or mask, strided `insert_slice`).
     * `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
       `insert_slice`, `pad` (with a constant value) and `cast`: the inverse
       data movement.
@@ -375,8 +382,9 @@ def RecastStridedCopiesToLoopsPass
     `memrefCopy`, which walks the elements with an index vector and copies
     each with its own `memcpy`. Bufferization writes such copies wherever a
     tensor is inserted into a slice of another: the padded input of every
-    convolution, each tap of a convolution's input gradient accumulated into
-    its strided window, concatenations. On ResNet-18 small they took a
+    convolution and of every unit-stride convolution's output gradient, each
+    tap of a strided convolution's input gradient accumulated into its
+    strided window, concatenations. On ResNet-18 small they took a
     quarter of the step's time. This pass rewrites each copy whose source or
     target is not a contiguous row-major buffer into `linalg.copy`, which the
     CPU pipeline compiles to loops that LLVM vectorizes along the innermost

@@ -7,6 +7,8 @@
 // CHECK: PASS grad_max_pool_overlapping
 // CHECK: PASS grad_sum_pool
 // CHECK: PASS grad_conv_nchw_strided
+// CHECK: PASS grad_conv_nchw_dilated
+// CHECK: PASS grad_conv_short_output
 // CHECK: PASS grad_max_pool_nchw
 // CHECK: PASS grad_depthwise
 
@@ -263,6 +265,78 @@ func.func @grad_conv_nchw_strided(%x: tensor<1x2x6x6xf64> {recast.param}, %k: te
   %l, %dx, %dk = recast.value_and_grad @loss_conv_nchw_strided(%x, %k) {wrt = array<i64: 0, 1>}
       : (tensor<1x2x6x6xf64>, tensor<3x2x3x3xf64>) -> (tensor<f64>, tensor<1x2x6x6xf64>, tensor<3x2x3x3xf64>)
   return %l, %dx, %dk : tensor<f64>, tensor<1x2x6x6xf64>, tensor<3x2x3x3xf64>
+}
+
+/// linalg.conv_2d_nchw_fchw with stride 1, a 2x3 filter and dilations (1, 2):
+/// the input gradient is a convolution of the padded output gradient.
+func.func @loss_conv_nchw_dilated(%x: tensor<1x2x6x7xf64>, %k: tensor<3x2x2x3xf64>) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<1x3x5x3xf64>
+  %z = linalg.fill ins(%zero : f64) outs(%e : tensor<1x3x5x3xf64>) -> tensor<1x3x5x3xf64>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[1, 1]> : tensor<2xi64>}
+      ins(%x, %k : tensor<1x2x6x7xf64>, tensor<3x2x2x3xf64>) outs(%z : tensor<1x3x5x3xf64>) -> tensor<1x3x5x3xf64>
+  %y_e = tensor.empty() : tensor<1x3x5x3xf64>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x3x5x3xf64>) outs(%y_e : tensor<1x3x5x3xf64>) {
+  ^bb0(%a0: f64, %o: f64):
+    %r = math.tanh %a0 : f64
+    linalg.yield %r : f64
+  } -> tensor<1x3x5x3xf64>
+  %sq_zero = arith.constant 0.0 : f64
+  %sq_e = tensor.empty() : tensor<f64>
+  %sq_z = linalg.fill ins(%sq_zero : f64) outs(%sq_e : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<1x3x5x3xf64>) outs(%sq_z : tensor<f64>) {
+  ^bb0(%sq_a: f64, %sq_acc: f64):
+    %sq_h = arith.constant 0.5 : f64
+    %sq_m = arith.mulf %sq_a, %sq_a : f64
+    %sq_t = arith.mulf %sq_m, %sq_h : f64
+    %sq_r = arith.addf %sq_acc, %sq_t : f64
+    linalg.yield %sq_r : f64
+  } -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @grad_conv_nchw_dilated(%x: tensor<1x2x6x7xf64> {recast.param}, %k: tensor<3x2x2x3xf64> {recast.param})
+    -> (tensor<f64>, tensor<1x2x6x7xf64>, tensor<3x2x2x3xf64>) {
+  %l, %dx, %dk = recast.value_and_grad @loss_conv_nchw_dilated(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x2x6x7xf64>, tensor<3x2x2x3xf64>) -> (tensor<f64>, tensor<1x2x6x7xf64>, tensor<3x2x2x3xf64>)
+  return %l, %dx, %dk : tensor<f64>, tensor<1x2x6x7xf64>, tensor<3x2x2x3xf64>
+}
+
+/// Stride 1 with an output one row short: the input's last row is not read
+/// and its gradient is zero.
+func.func @loss_conv_short_output(%x: tensor<1x6x5x2xf64>, %k: tensor<3x3x2x3xf64>) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<1x3x3x3xf64>
+  %z = linalg.fill ins(%zero : f64) outs(%e : tensor<1x3x3x3xf64>) -> tensor<1x3x3x3xf64>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<[1, 1]> : tensor<2xi64>, strides = dense<[1, 1]> : tensor<2xi64>}
+      ins(%x, %k : tensor<1x6x5x2xf64>, tensor<3x3x2x3xf64>) outs(%z : tensor<1x3x3x3xf64>) -> tensor<1x3x3x3xf64>
+  %y_e = tensor.empty() : tensor<1x3x3x3xf64>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x3x3x3xf64>) outs(%y_e : tensor<1x3x3x3xf64>) {
+  ^bb0(%a0: f64, %o: f64):
+    %r = math.tanh %a0 : f64
+    linalg.yield %r : f64
+  } -> tensor<1x3x3x3xf64>
+  %sq_zero = arith.constant 0.0 : f64
+  %sq_e = tensor.empty() : tensor<f64>
+  %sq_z = linalg.fill ins(%sq_zero : f64) outs(%sq_e : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%y : tensor<1x3x3x3xf64>) outs(%sq_z : tensor<f64>) {
+  ^bb0(%sq_a: f64, %sq_acc: f64):
+    %sq_h = arith.constant 0.5 : f64
+    %sq_m = arith.mulf %sq_a, %sq_a : f64
+    %sq_t = arith.mulf %sq_m, %sq_h : f64
+    %sq_r = arith.addf %sq_acc, %sq_t : f64
+    linalg.yield %sq_r : f64
+  } -> tensor<f64>
+  return %l : tensor<f64>
+}
+func.func @grad_conv_short_output(%x: tensor<1x6x5x2xf64> {recast.param}, %k: tensor<3x3x2x3xf64> {recast.param})
+    -> (tensor<f64>, tensor<1x6x5x2xf64>, tensor<3x3x2x3xf64>) {
+  %l, %dx, %dk = recast.value_and_grad @loss_conv_short_output(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x6x5x2xf64>, tensor<3x3x2x3xf64>) -> (tensor<f64>, tensor<1x6x5x2xf64>, tensor<3x3x2x3xf64>)
+  return %l, %dx, %dk : tensor<f64>, tensor<1x6x5x2xf64>, tensor<3x3x2x3xf64>
 }
 
 /// linalg.pooling_nchw_max 2x2 stride 2.

@@ -118,3 +118,41 @@ func.func @cast_step(%w: tensor<4xf16> {recast.param}) -> (tensor<f32>, tensor<4
       : (tensor<4xf16>) -> (tensor<f32>, tensor<4xf16>)
   return %l, %dw : tensor<f32>, tensor<4xf16>
 }
+
+// -----
+
+/// A unit-stride convolution's input gradient is one convolution: the output
+/// gradient padded by the filter's reach on each side (dilated: 2 * (3 - 1)
+/// rows, 1 * (2 - 1) columns) with the filter turned by 180 degrees and its
+/// channel dimensions swapped (HWCF -> HWFC), no tap-by-tap sum.
+// CHECK-DAG:  #[[TURN:.*]] = affine_map<(d0, d1, d2, d3) -> (-d0 + 2, -d1 + 1, d3, d2)>
+// CHECK-LABEL: func.func @conv_step
+// CHECK:      %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 4, 1, 0] high[0, 4, 1, 0]
+// CHECK:        tensor.yield %{{.*}} : f32
+// CHECK:      } : tensor<1x4x5x4xf32> to tensor<1x12x7x4xf32>
+// CHECK:      %[[TURNED:.*]] = linalg.generic {indexing_maps = [#[[TURN]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<3x2x2x4xf32>) outs(%{{.*}} : tensor<3x2x4x2xf32>)
+// CHECK:      linalg.conv_2d_nhwc_hwcf {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%[[PAD]], %[[TURNED]] : tensor<1x12x7x4xf32>, tensor<3x2x4x2xf32>) outs(%{{.*}} : tensor<1x8x6x2xf32>)
+// CHECK-NOT:  tensor.insert_slice
+// CHECK:      return
+func.func @conv_loss(%x: tensor<1x8x6x2xf32>, %k: tensor<3x2x2x4xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x5x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x5x4xf32>) -> tensor<1x4x5x4xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %k : tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>) outs(%z : tensor<1x4x5x4xf32>) -> tensor<1x4x5x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%c : tensor<1x4x5x4xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @conv_step(%x: tensor<1x8x6x2xf32> {recast.param}, %k: tensor<3x2x2x4xf32> {recast.param})
+    -> (tensor<f32>, tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>) {
+  %l, %dx, %dk = recast.value_and_grad @conv_loss(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>) -> (tensor<f32>, tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>)
+  return %l, %dx, %dk : tensor<f32>, tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>
+}
