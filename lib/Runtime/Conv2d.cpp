@@ -132,7 +132,11 @@ recast_status recast_conv2d_ex(recast_device_t device,
     gemm.type_c = d.type_out;
     gemm.batch = 1;
     gemm.alpha = 1.0f;
-    gemm.beta = 1.0f;
+    // Forward blocks write disjoint rows of the output; the filter
+    // gradient's blocks all add into the whole of it after the first.
+    gemm.beta = d.overwrite && (d.kind == RECAST_CONV2D_FORWARD || first == 0)
+                    ? 0.0f
+                    : 1.0f;
     gemm.a = patches;
     if (d.kind == RECAST_CONV2D_FORWARD) {
       // out[first:first+rows, :] += patches x filter
@@ -161,10 +165,11 @@ void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
                    int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
                    int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
                    int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
-                   const void *x, const void *b, void *out) {
-  recast_conv2d_desc desc = {
-      kind, type_x, type_out, n,        h,          w,          c, kh, kw, f,
-      oh,   ow,     stride_h, stride_w, dilation_h, dilation_w, x, b,  out};
+                   const void *x, const void *b, void *out, int32_t overwrite) {
+  recast_conv2d_desc desc = {kind,       type_x, type_out, n,        h,
+                             w,          c,      kh,       kw,       f,
+                             oh,         ow,     stride_h, stride_w, dilation_h,
+                             dilation_w, x,      b,        out,      overwrite};
   if (recast_status status = recast_conv2d_ex(computeDevice(), &desc))
     deferError(
         fail(status, std::string("recast_conv2d: ") + recast_last_error()));

@@ -697,7 +697,8 @@ recast_status recast_gemm_ex(recast_device_t device,
 
 void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
                  int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
-                 int64_t n, int64_t k, const void *a, const void *b, void *c) {
+                 int64_t n, int64_t k, const void *a, const void *b, void *c,
+                 int32_t overwrite) {
   recast_gemm_desc desc = {};
   desc.type_a = type_a;
   desc.type_b = type_b;
@@ -713,7 +714,7 @@ void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
   desc.c = c;
   desc.d = c;
   desc.alpha = 1.0f;
-  desc.beta = 1.0f;
+  desc.beta = overwrite ? 0.0f : 1.0f;
   recast_status status = recast_gemm_ex(computeDevice(), &desc);
   if (status != RECAST_OK) {
     lastError = "recast_gemm: " + lastError;

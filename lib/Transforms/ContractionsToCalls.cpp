@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTCONTRACTIONSTOCALLSPASS
@@ -514,10 +516,66 @@ int32_t code(Value buffer) {
   return *dtypeCode(cast<MemRefType>(buffer.getType()).getElementType());
 }
 
+/// Whether `op` may read or write memory (allocating or freeing another
+/// buffer does not count: it leaves every live buffer's contents as they
+/// are).
+bool mayReadOrWrite(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects || op->getNumRegions() != 0)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
+  });
+}
+
+/// The `linalg.fill` with zero of the whole of `buffer` that `op`, which
+/// writes every element of `buffer`, would accumulate into: the last op
+/// before `op` that touches memory. A call can then overwrite `buffer`
+/// rather than add to zeros, and the fill goes: one pass over the output
+/// fewer per contraction.
+linalg::FillOp getZeroFillBefore(Operation *op, Value buffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (!mayReadOrWrite(prev))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (!fill || !fill.hasPureBufferSemantics() ||
+        fill.getDpsInits()[0] != buffer)
+      return {};
+    Value value = fill.getDpsInputs()[0];
+    if (!matchPattern(value, m_PosZeroFloat()) &&
+        !matchPattern(value, m_Zero()))
+      return {};
+    return fill;
+  }
+  return {};
+}
+
+/// Whether the product `form` describes writes every element of its C
+/// buffer (rather than a slice of it at an offset).
+bool writesWholeBuffer(const GemmForm &form) {
+  auto type = cast<MemRefType>(form.c.getType());
+  return form.offsetC == 0 && type.hasStaticShape() &&
+         type.getNumElements() == form.batch * form.m * form.n;
+}
+
+/// Erases the zero fill `op` would accumulate `buffer` into, if there is
+/// one; returns whether the call is to overwrite `buffer` instead.
+bool absorbZeroFill(Operation *op, Value buffer) {
+  linalg::FillOp fill = getZeroFillBefore(op, buffer);
+  if (!fill)
+    return false;
+  fill->erase();
+  return true;
+}
+
 /// `recast_conv2d(kind, type_x, type_out, n, h, w, c, kh, kw, f, oh, ow, sh,
-/// sw, dh, dw, x, b, out)` for `form`.
+/// sw, dh, dw, x, b, out, overwrite)` for `form`.
 void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
-                  func::FuncOp callee) {
+                  func::FuncOp callee, bool overwrite) {
   SmallVector<Value> args = {constantI32(b, loc, form.kind),
                              constantI32(b, loc, code(form.x)),
                              constantI32(b, loc, code(form.out))};
@@ -527,6 +585,7 @@ void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
     args.push_back(constantI64(b, loc, size));
   for (Value buffer : {form.x, form.b, form.out})
     args.push_back(firstElementPointer(b, loc, buffer));
+  args.push_back(constantI32(b, loc, overwrite));
   func::CallOp::create(b, loc, callee, args);
 }
 
@@ -548,10 +607,11 @@ struct RecastContractionsToCallsPass
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
     Type ptr = LLVM::LLVMPointerType::get(ctx);
     FunctionType gemmType = b.getFunctionType(
-        {i32, i32, i32, i32, i32, i64, i64, i64, i64, ptr, ptr, ptr}, {});
+        {i32, i32, i32, i32, i32, i64, i64, i64, i64, ptr, ptr, ptr, i32}, {});
     SmallVector<Type> convInputs(3, i32);
     convInputs.append(13, i64);
     convInputs.append(3, ptr);
+    convInputs.push_back(i32);
     FunctionType convType = b.getFunctionType(convInputs, {});
     // The runtime entry point `name`, declared once.
     auto getCallee = [&](StringRef name,
@@ -587,8 +647,10 @@ struct RecastContractionsToCallsPass
           FailureOr<func::FuncOp> callee = getCallee(kConv2dName, convType);
           if (failed(callee))
             return signalPassFailure();
+          // Both kinds write every element of their result.
+          bool overwrite = absorbZeroFill(op, conv->out);
           b.setInsertionPoint(op);
-          emitConvCall(b, op.getLoc(), *conv, *callee);
+          emitConvCall(b, op.getLoc(), *conv, *callee, overwrite);
           op->erase();
           continue;
         }
@@ -611,6 +673,7 @@ struct RecastContractionsToCallsPass
       if (failed(callee))
         return signalPassFailure();
 
+      bool overwrite = writesWholeBuffer(*form) && absorbZeroFill(op, form->c);
       Location loc = op.getLoc();
       b.setInsertionPoint(op);
       SmallVector<Value> args = {
@@ -625,7 +688,8 @@ struct RecastContractionsToCallsPass
           constantI64(b, loc, form->k),
           firstElementPointer(b, loc, form->a, form->offsetA),
           firstElementPointer(b, loc, form->b, form->offsetB),
-          firstElementPointer(b, loc, form->c, form->offsetC)};
+          firstElementPointer(b, loc, form->c, form->offsetC),
+          constantI32(b, loc, overwrite)};
       func::CallOp::create(b, loc, *callee, args);
       op->erase();
     }

@@ -185,11 +185,13 @@ recast_status recast_gemm_check(recast_device_kind kind,
 /* The entry point compiled code calls (recast-contractions-to-calls):
  * C += op(A) * op(B) on the current device, row-major, contiguous, batched,
  * with op() as in recast_gemm_desc (trans_a: A stored k x m; trans_b: B
- * stored n x k). A failure is kept and reported by
- * recast_take_deferred_error. */
+ * stored n x k); with `overwrite` non-zero, C = op(A) * op(B) and C's
+ * previous contents are not read (the call replaces a zero fill). A
+ * failure is kept and reported by recast_take_deferred_error. */
 void recast_gemm(int32_t type_a, int32_t type_b, int32_t type_c,
                  int32_t trans_a, int32_t trans_b, int64_t batch, int64_t m,
-                 int64_t n, int64_t k, const void *a, const void *b, void *c);
+                 int64_t n, int64_t k, const void *a, const void *b, void *c,
+                 int32_t overwrite);
 /* Returns (and clears) the first failure of a call made by compiled code
  * since the last call, RECAST_OK if none; the message is then in
  * recast_last_error(). */
@@ -223,6 +225,9 @@ typedef struct recast_conv2d_desc {
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   const void *x, *b;
   void *out;
+  /* Non-zero: out = the sum, its previous contents not read, instead of
+   * out += the sum. */
+  int32_t overwrite;
 } recast_conv2d_desc;
 
 recast_status recast_conv2d_ex(recast_device_t device,
@@ -234,7 +239,7 @@ void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
                    int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
                    int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
                    int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
-                   const void *x, const void *b, void *out);
+                   const void *x, const void *b, void *out, int32_t overwrite);
 
 /*===------------------------ Backend details -----------------------------===*/
 

@@ -813,13 +813,21 @@ def RecastContractionsToCallsPass
     transposed products autodiff writes for the gradients of matmuls.
 
     The call passes the element types as `recast_dtype` codes, whether A and
-    B are stored transposed, the batch count and `M, N, K`, and the three
-    buffers' first-element addresses:
+    B are stored transposed, the batch count and `M, N, K`, the three
+    buffers' first-element addresses, and whether C is overwritten:
 
     ```mlir
-    func.call @recast_gemm(%f32, %f32, %f32, %no, %yes, %c1, %c64, %c10, %c256, %a, %b, %c)
-        : (i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    func.call @recast_gemm(%f32, %f32, %f32, %no, %yes, %c1, %c64, %c10, %c256, %a, %b, %c, %yes)
+        : (i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> ()
     ```
+
+    Bufferized training steps zero every accumulator with a `linalg.fill`
+    right before the product. When the last op before the product that
+    reads or writes memory is such a fill of the whole of C with +0.0 (ops
+    that only allocate or free other buffers do not count), the fill is
+    erased and the call overwrites C (`C = op(A) * op(B)`, C not read): one
+    pass over each result fewer. A product into a slice of the filled buffer
+    keeps the fill and accumulates.
 
     Supported operand types: A and B both f32, f16 or bf16, or both FP8
     (f8E4M3FN / f8E5M2, mixed allowed, A not transposed); C f32, f16 or bf16
@@ -842,9 +850,12 @@ def RecastContractionsToCallsPass
 
     ```mlir
     func.call @recast_conv2d(%kind, %type_x, %type_out, %n, %h, %w, %c, %kh, %kw,
-        %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out)
-        : (i32, i32, i32, i64, ..., i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+        %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out, %overwrite)
+        : (i32, i32, i32, i64, ..., i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> ()
     ```
+
+    Both kinds write every element of their result, so a zero fill right
+    before them goes the same way (`overwrite` 1).
 
     The input must be padded already (the windows stay inside it); x and the
     second operand share one element type (f32, f16 or bf16), the result is

@@ -4,9 +4,9 @@
 
 /// A convolution on an NHWC input (padded already) with an HWCF filter
 /// becomes recast_conv2d(kind 0, x type, out type, N, H, W, C, KH, KW, F, OH,
-/// OW, stride h, stride w, dilation h, dilation w, x, filter, y); C, KH and
-/// KW are all 3 here.
-// CHECK-LABEL: func.func private @recast_conv2d(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+/// OW, stride h, stride w, dilation h, dilation w, x, filter, y, overwrite);
+/// C, KH and KW are all 3 here.
+// CHECK-LABEL: func.func private @recast_conv2d(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32)
 // CHECK-LABEL: func.func @conv_forward
 // CHECK-DAG: %[[FWD:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[N:.*]] = arith.constant 2 : i64
@@ -56,7 +56,7 @@ func.func @conv_dilated_bf16(%x: memref<1x9x9x4xbf16>, %w: memref<3x3x4x2xbf16>,
 // CHECK: %[[X:.*]] = llvm.inttoptr
 // CHECK: %[[DY:.*]] = llvm.inttoptr
 // CHECK: %[[DW:.*]] = llvm.inttoptr
-// CHECK: call @recast_conv2d(%[[GRAD]], %[[F32]], %[[F32]], {{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[X]], %[[DY]], %[[DW]])
+// CHECK: call @recast_conv2d(%[[GRAD]], %[[F32]], %[[F32]], {{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[X]], %[[DY]], %[[DW]], %[[F32]])
 func.func @filter_gradient(%x: memref<4x9x9x8xf32>, %dy: memref<4x4x4x16xf32>, %dw: memref<3x3x8x16xf32>) {
   linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]}
       ins(%x, %dy : memref<4x9x9x8xf32>, memref<4x4x4x16xf32>) outs(%dw : memref<3x3x8x16xf32>) {
@@ -184,4 +184,36 @@ func.func @sums_over_the_wrong_loops(%x: memref<1x6x6x2xf32>, %dy: memref<1x4x4x
     linalg.yield %s : f32
   }
   return
+}
+
+// -----
+
+/// A convolution or filter gradient right after a zero fill of its result
+/// overwrites the result instead (the fill goes, last argument 1).
+#x = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+#dy = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh, ow, f)>
+#dw = affine_map<(n, oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>
+// CHECK-LABEL: func.func @conv_after_zero_fill
+// CHECK-DAG: %[[OVERWRITE:.*]] = arith.constant 1 : i32
+// CHECK-NOT: linalg.fill
+// CHECK: call @recast_conv2d({{.*}}, %[[OVERWRITE]]) :
+// CHECK-NOT: linalg.fill
+// CHECK: call @recast_conv2d({{.*}}, %[[OVERWRITE]]) :
+func.func @conv_after_zero_fill(%x: memref<1x6x6x2xf32>, %w: memref<3x3x2x4xf32>, %dy: memref<1x4x4x4xf32>)
+    -> (memref<1x4x4x4xf32>, memref<3x3x2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<1x4x4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x4x4x4xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x6x6x2xf32>, memref<3x3x2x4xf32>) outs(%y : memref<1x4x4x4xf32>)
+  %dw = memref.alloc() : memref<3x3x2x4xf32>
+  linalg.fill ins(%zero : f32) outs(%dw : memref<3x3x2x4xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<1x6x6x2xf32>, memref<1x4x4x4xf32>) outs(%dw : memref<3x3x2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return %y, %dw : memref<1x4x4x4xf32>, memref<3x3x2x4xf32>
 }

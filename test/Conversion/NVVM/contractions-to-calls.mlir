@@ -4,10 +4,11 @@
 
 /// Buffer matmuls become calls to the runtime's GEMM: element type codes
 /// (f32 0, f16 1, bf16 2, E4M3 3, E5M2 4), whether A and B are stored
-/// transposed, batch, M, N, K, and the addresses of the first elements (the
-/// buffer's aligned pointer plus its offset).
+/// transposed, batch, M, N, K, the addresses of the first elements (the
+/// buffer's aligned pointer plus its offset), and whether C is overwritten
+/// (1) rather than accumulated into (0).
 
-// CHECK-LABEL: func.func private @recast_gemm(i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK-LABEL: func.func private @recast_gemm(i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32)
 // CHECK-LABEL: func.func @mm_f32
 // CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
@@ -20,7 +21,7 @@
 // CHECK: %[[ADDR:.*]] = arith.addi %[[ALIGNED]], %[[BYTES]]
 // CHECK: %[[I64:.*]] = arith.index_cast %[[ADDR]] : index to i64
 // CHECK: %[[A:.*]] = llvm.inttoptr %[[I64]] : i64 to !llvm.ptr
-// CHECK: call @recast_gemm(%[[F32]], %[[F32]], %[[F32]], %[[F32]], %[[F32]], %[[ONE]], %[[M]], %[[N]], %[[K]], %[[A]], %{{.*}}, %{{.*}})
+// CHECK: call @recast_gemm(%[[F32]], %[[F32]], %[[F32]], %[[F32]], %[[F32]], %[[ONE]], %[[M]], %[[N]], %[[K]], %[[A]], %{{.*}}, %{{.*}}, %[[F32]])
 // CHECK-NOT: linalg.matmul
 // ONLYF32-LABEL: func.func @mm_f32
 // ONLYF32: call @recast_gemm
@@ -242,4 +243,55 @@ func.func @skipped(%a: memref<16x16xf64>, %c: memref<16x16xf64>,
   // expected-remark @below {{contraction stays a loop nest: A and B have different element types}}
   linalg.matmul ins(%h, %w : memref<16x16xf16>, memref<16x16xf32>) outs(%x : memref<16x16xf32>)
   return
+}
+
+// -----
+
+/// A zero fill of the whole of C right before the product (past ops that
+/// touch no memory, or only allocate and free other buffers) is the call's
+/// job: the fill goes and the call overwrites C (last argument 1).
+// CHECK-LABEL: func.func @mm_after_zero_fill
+// CHECK-DAG: %[[OVERWRITE:.*]] = arith.constant 1 : i32
+// CHECK-NOT: linalg.fill
+// CHECK: call @recast_gemm({{.*}}, %[[OVERWRITE]]) :
+func.func @mm_after_zero_fill(%a: memref<8x16xf32>, %b: memref<16x4xf32>) -> memref<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x4xf32>)
+  %other = memref.alloc() : memref<2xf32>
+  memref.dealloc %other : memref<2xf32>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
+  return %c : memref<8x4xf32>
+}
+
+// -----
+
+/// The fill stays, and the call accumulates, when: the fill's value is not
+/// +0.0; something reads or writes memory between the fill and the product;
+/// the product writes only a slice of the filled buffer.
+// CHECK-LABEL: func.func @fills_kept
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<8x4xf32>)
+// CHECK: %[[ACCUMULATE:.*]] = arith.constant 0 : i32
+// CHECK: call @recast_gemm({{.*}}, %[[ACCUMULATE]]) :
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<8x4xf32>)
+// CHECK: memref.store
+// CHECK: call @recast_gemm({{.*}}, %[[ACCUMULATE]]) :
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<2x8x4xf32>)
+// CHECK: call @recast_gemm({{.*}}, %[[ACCUMULATE]]) :
+func.func @fills_kept(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %seen: memref<f32>)
+    -> (memref<8x4xf32>, memref<8x4xf32>, memref<2x8x4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %c1 = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%one : f32) outs(%c1 : memref<8x4xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c1 : memref<8x4xf32>)
+  %c2 = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<8x4xf32>)
+  memref.store %zero, %seen[] : memref<f32>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c2 : memref<8x4xf32>)
+  %c3 = memref.alloc() : memref<2x8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c3 : memref<2x8x4xf32>)
+  %half = memref.subview %c3[1, 0, 0] [1, 8, 4] [1, 1, 1] : memref<2x8x4xf32> to memref<8x4xf32, strided<[4, 1], offset: 32>>
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%half : memref<8x4xf32, strided<[4, 1], offset: 32>>)
+  return %c1, %c2, %c3 : memref<8x4xf32>, memref<8x4xf32>, memref<2x8x4xf32>
 }

@@ -124,7 +124,8 @@ TEST_F(FakeCUDATest, CompiledCodeFailuresAreDeferred) {
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   // GEMMs need cuBLASLt, which is not there.
   float a = 1, b = 2, c = 0;
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 1, 1, 1, &a, &b, &c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 1, 1, 1, &a, &b, &c,
+              0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_NO_LIBRARY);
   EXPECT_NE(std::string(recast_last_error()).find("cannot load cuBLASLt"),
             std::string::npos)
@@ -133,7 +134,7 @@ TEST_F(FakeCUDATest, CompiledCodeFailuresAreDeferred) {
   // that says so, not a host loop over device memory.
   float x[9] = {}, w = 1, y[9] = {};
   recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_F32, RECAST_F32, 1, 3, 3, 1, 1, 1,
-                1, 3, 3, 1, 1, 1, 1, x, &w, y);
+                1, 3, 3, 1, 1, 1, 1, x, &w, y, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_UNSUPPORTED);
   EXPECT_NE(std::string(recast_last_error()).find("CPU backend only"),
             std::string::npos)

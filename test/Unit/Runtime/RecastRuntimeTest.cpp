@@ -11,10 +11,12 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -468,18 +470,27 @@ TEST(RecastRuntimeTest, CompiledCodeEntryPoint) {
   float a[6] = {1, 2, 3, 4, 5, 6}; // 2 x 3
   float b[3] = {1, 0, -1};         // 3 x 1
   float c[2] = {10, 20};
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 2, 1, 3, a, b, c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 2, 1, 3, a, b, c, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   EXPECT_EQ(c[0], 8.0f);
   EXPECT_EQ(c[1], 18.0f);
+  // Overwriting: C's previous contents (NaN here) are not read.
+  float nans[2] = {std::numeric_limits<float>::quiet_NaN(),
+                   std::numeric_limits<float>::quiet_NaN()};
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 2, 1, 3, a, b, nans,
+              1);
+  EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
+  EXPECT_EQ(nans[0], -2.0f);
+  EXPECT_EQ(nans[1], -2.0f);
   // The same A stored transposed (3 x 2), and B as a 1 x 3 row (trans_b).
   float at[6] = {1, 4, 2, 5, 3, 6};
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 1, 1, 2, 1, 3, at, b, c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 1, 1, 2, 1, 3, at, b, c,
+              0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   EXPECT_EQ(c[0], 6.0f);
   EXPECT_EQ(c[1], 16.0f);
-  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 0, 1, 3, a, b, c);
-  recast_gemm(RECAST_F32, RECAST_F32, 7, 0, 0, 1, 2, 1, 3, a, b, c);
+  recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 0, 0, 1, 0, 1, 3, a, b, c, 0);
+  recast_gemm(RECAST_F32, RECAST_F32, 7, 0, 0, 1, 2, 1, 3, a, b, c, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_INVALID_ARGUMENT);
   // The first failure is kept.
   EXPECT_NE(std::string(recast_last_error()).find("recast_gemm: GEMM: batch"),
@@ -497,9 +508,11 @@ struct ConvCase {
   int64_t n, h, w, c, kh, kw, f, strideH, strideW, dilationH, dilationW;
 };
 
-/// Runs `cc` on exact inputs (and a non-zero result to accumulate into) and
-/// compares every element with a direct loop nest in double.
-void checkConv(recast_device_t device, const ConvCase &cc) {
+/// Runs `cc` on exact inputs (and a non-zero result to accumulate into, or
+/// with `overwrite` a NaN-filled one that must not be read) and compares
+/// every element with a direct loop nest in double.
+void checkConv(recast_device_t device, const ConvCase &cc,
+               bool overwrite = false) {
   int64_t oh = (cc.h - (cc.kh - 1) * cc.dilationH - 1) / cc.strideH + 1;
   int64_t ow = (cc.w - (cc.kw - 1) * cc.dilationW - 1) / cc.strideW + 1;
   bool forward = cc.kind == RECAST_CONV2D_FORWARD;
@@ -510,6 +523,10 @@ void checkConv(recast_device_t device, const ConvCase &cc) {
   std::vector<float> b = exactValues(forward ? filterSize : gridSize, 2);
   std::vector<float> out = exactValues(forward ? gridSize : filterSize, 3);
   std::vector<double> expected(out.begin(), out.end());
+  if (overwrite) {
+    std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+    std::fill(expected.begin(), expected.end(), 0.0);
+  }
   for (int64_t i = 0; i < cc.n; ++i)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t z = 0; z < ow; ++z)
@@ -533,7 +550,7 @@ void checkConv(recast_device_t device, const ConvCase &cc) {
       cc.h,          cc.w,          cc.c,         cc.kh,
       cc.kw,         cc.f,          oh,           ow,
       cc.strideH,    cc.strideW,    cc.dilationH, cc.dilationW,
-      xBytes.data(), bBytes.data(), out.data()};
+      xBytes.data(), bBytes.data(), out.data(),   overwrite};
   ASSERT_EQ(recast_conv2d_ex(device, &desc), RECAST_OK) << recast_last_error();
   for (size_t i = 0; i < out.size(); ++i)
     ASSERT_EQ(double(out[i]), expected[i]) << "at element " << i;
@@ -552,6 +569,12 @@ TEST_F(CPURuntimeTest, Conv2dAndItsFilterGradient) {
     checkConv(device, {kind, RECAST_F32, 2, 6, 6, 4, 1, 1, 3, 1, 1, 1, 1});
     // A 1 x 1 filter at stride 2 (a ResNet shortcut) gathers.
     checkConv(device, {kind, RECAST_F32, 2, 7, 7, 4, 1, 1, 3, 2, 2, 1, 1});
+    // Overwriting (the call replaces a zero fill): the NaNs the output held
+    // are never read, across workspace blocks too, f32 and bf16.
+    checkConv(device, {kind, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1},
+              /*overwrite=*/true);
+    checkConv(device, {kind, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1},
+              /*overwrite=*/true);
   }
 }
 
@@ -575,7 +598,8 @@ TEST_F(CPURuntimeTest, Conv2dChecks) {
                              1,
                              x,
                              w,
-                             y};
+                             y,
+                             0};
   EXPECT_EQ(recast_conv2d_ex(device, &desc), RECAST_OK) << recast_last_error();
   recast_conv2d_desc outside = desc;
   outside.oh = 3;
@@ -597,7 +621,7 @@ TEST_F(CPURuntimeTest, Conv2dChecks) {
   // The entry point of compiled code defers its failure, named.
   ASSERT_EQ(recast_set_current_device(nullptr), RECAST_OK);
   recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_F32, RECAST_F32, 1, 4, 4, 1, 3, 3,
-                1, 3, 2, 1, 1, 1, 1, x, w, y);
+                1, 3, 2, 1, 1, 1, 1, x, w, y, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(recast_last_error()).find("recast_conv2d: conv2d:"),
             std::string::npos)
