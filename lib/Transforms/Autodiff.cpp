@@ -112,6 +112,7 @@ private:
                                          const Window &window, Value dy);
   Value convolveTransposed(linalg::LinalgOp conv, const Window &window,
                            Value dy);
+  Value convertElements(Value tensor, Type element);
   bool isActive(Value value) const { return activeOrigin.count(value); }
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     ++numGradientOps;
@@ -351,7 +352,10 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   auto inputType = cast<RankedTensorType>(input.getType());
   auto dyType = cast<RankedTensorType>(dy.getType());
   auto kernelType = cast<RankedTensorType>(kernel.getType());
-  Type element = inputType.getElementType();
+  // The gradient is accumulated in dy's type, the forward's accumulator
+  // (f32 for a convolution of bf16 operands), and converted to the input's
+  // type at the end.
+  Type accumulator = dyType.getElementType();
   unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1;
   // The first output row reads input row 0 through the filter's last tap:
   // (KH-1)*dh zeros before dy, and after it as many as the input has rows
@@ -366,10 +370,10 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   SmallVector<int64_t> paddedShape = llvm::to_vector(dyType.getShape());
   paddedShape[hDim] += low[hDim] + high[hDim];
   paddedShape[wDim] += low[wDim] + high[wDim];
-  Value zero =
-      create<arith::ConstantOp>(cast<TypedAttr>(builder.getZeroAttr(element)));
+  Value zero = create<arith::ConstantOp>(
+      cast<TypedAttr>(builder.getZeroAttr(accumulator)));
   auto padded =
-      create<tensor::PadOp>(RankedTensorType::get(paddedShape, element), dy,
+      create<tensor::PadOp>(RankedTensorType::get(paddedShape, accumulator), dy,
                             low, high, ValueRange{}, ValueRange{});
   {
     OpBuilder::InsertionGuard guard(builder);
@@ -399,11 +403,12 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
         {reversed(0, window.kernelH), reversed(1, window.kernelW), d(3), d(2)},
         ctx);
   }
-  auto turnedType = RankedTensorType::get(turnedShape, element);
+  Type kernelElement = kernelType.getElementType();
+  auto turnedType = RankedTensorType::get(turnedShape, kernelElement);
   Value turned =
       create<linalg::GenericOp>(
           TypeRange{turnedType}, ValueRange{kernel},
-          ValueRange{create<tensor::EmptyOp>(turnedShape, element)},
+          ValueRange{create<tensor::EmptyOp>(turnedShape, kernelElement)},
           ArrayRef<AffineMap>{readMap, builder.getMultiDimIdentityMap(4)},
           SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
           [](OpBuilder &b, Location loc, ValueRange args) {
@@ -415,13 +420,47 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   auto dilations =
       builder.getI64TensorAttr({window.dilationH, window.dilationW});
   SmallVector<Value, 2> inputs = {padded.getResult(), turned};
-  Value init = zerosLike(inputType);
-  if (window.channelsFirst)
-    return create<linalg::Conv2DNchwFchwOp>(TypeRange{inputType}, inputs,
-                                            ValueRange{init}, unit, dilations)
-        .getResult(0);
-  return create<linalg::Conv2DNhwcHwcfOp>(TypeRange{inputType}, inputs,
-                                          ValueRange{init}, unit, dilations)
+  auto sumType = inputType.clone(accumulator);
+  Value init = zerosLike(sumType);
+  Value sum =
+      window.channelsFirst
+          ? create<linalg::Conv2DNchwFchwOp>(TypeRange{sumType}, inputs,
+                                             ValueRange{init}, unit, dilations)
+                .getResult(0)
+          : create<linalg::Conv2DNhwcHwcfOp>(TypeRange{sumType}, inputs,
+                                             ValueRange{init}, unit, dilations)
+                .getResult(0);
+  return convertElements(sum, inputType.getElementType());
+}
+
+/// `value` as a float of type `element`: rounded (truncf) or widened (extf).
+static Value convertScalar(OpBuilder &b, Location loc, Value value,
+                           Type element) {
+  Type from = value.getType();
+  if (from == element)
+    return value;
+  if (element.getIntOrFloatBitWidth() < from.getIntOrFloatBitWidth())
+    return arith::TruncFOp::create(b, loc, element, value);
+  return arith::ExtFOp::create(b, loc, element, value);
+}
+
+/// `tensor` with its elements converted to `element` (itself if they are
+/// already).
+Value ReverseModeBuilder::convertElements(Value tensor, Type element) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getElementType() == element)
+    return tensor;
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  return create<linalg::GenericOp>(
+             TypeRange{type.clone(element)}, ValueRange{tensor},
+             ValueRange{create<tensor::EmptyOp>(type.getShape(), element)},
+             ArrayRef<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(b, loc,
+                                       convertScalar(b, loc, args[0], element));
+             })
       .getResult(0);
 }
 
@@ -442,7 +481,9 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
   Value input = linalgOp.getDpsInputs()[0];
   auto inputType = cast<RankedTensorType>(input.getType());
   auto dyType = cast<RankedTensorType>(dy.getType());
-  Type element = inputType.getElementType();
+  // Accumulated in dy's type (the forward's accumulator: f32 for a
+  // convolution of bf16 operands), converted to the input's at the end.
+  Type element = dyType.getElementType();
   // Positions of the height, width and channel dimensions.
   unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1,
            cDim = window.channelsFirst ? 1 : 3;
@@ -458,7 +499,7 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
   strides[hDim] = builder.getIndexAttr(window.strideH);
   strides[wDim] = builder.getIndexAttr(window.strideW);
   MLIRContext *ctx = builder.getContext();
-  Value gradient = zerosLike(inputType);
+  Value gradient = zerosLike(inputType.clone(element));
   for (int64_t kh = 0; kh < window.kernelH; ++kh) {
     for (int64_t kw = 0; kw < window.kernelW; ++kw) {
       SmallVector<OpFoldResult> offsets(4, builder.getIndexAttr(0));
@@ -492,8 +533,9 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                 ValueRange{zerosLike(sliceType)},
                 ArrayRef<AffineMap>{dyMap, kernelMap, outMap}, iterators,
                 [](OpBuilder &b, Location loc, ValueRange args) {
-                  Value product =
-                      arith::MulFOp::create(b, loc, args[0], args[1]);
+                  Value product = arith::MulFOp::create(
+                      b, loc, args[0],
+                      convertScalar(b, loc, args[1], args[0].getType()));
                   Value sum = arith::AddFOp::create(b, loc, args[2], product);
                   linalg::YieldOp::create(b, loc, sum);
                 })
@@ -521,7 +563,9 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                 [](OpBuilder &b, Location loc, ValueRange args) {
                   linalg::YieldOp::create(
                       b, loc,
-                      Value(arith::MulFOp::create(b, loc, args[0], args[1])));
+                      Value(arith::MulFOp::create(
+                          b, loc, args[0],
+                          convertScalar(b, loc, args[1], args[0].getType()))));
                 })
                 .getResult(0);
       } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNchwMaxOp>(
@@ -559,7 +603,7 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
           addTensors(current, contribution), gradient, offsets, sizes, strides);
     }
   }
-  addAdjoint(input, gradient);
+  addAdjoint(input, convertElements(gradient, inputType.getElementType()));
   return success();
 }
 

@@ -156,3 +156,55 @@ func.func @conv_step(%x: tensor<1x8x6x2xf32> {recast.param}, %k: tensor<3x2x2x4x
       : (tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>) -> (tensor<f32>, tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>)
   return %l, %dx, %dk : tensor<f32>, tensor<1x8x6x2xf32>, tensor<3x2x2x4xf32>
 }
+
+// -----
+
+/// bf16 operands with an f32 accumulator (as a frontend's autocast writes
+/// them): the input gradient is accumulated in f32, dy's type, with the
+/// filter widened where it is read, and rounded to bf16 once at the end;
+/// unit-stride (one convolution) and strided (taps) alike.
+// CHECK-LABEL: func.func @conv_bf16_step
+// CHECK:      linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x2x4xf32>, tensor<3x3x2x4xbf16>) outs(%{{.*}} : tensor<1x2x2x2xf32>)
+// CHECK:        %[[W:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK:        arith.mulf %{{.*}}, %[[W]] : f32
+// CHECK:      linalg.generic {{.*}} ins(%{{.*}} : tensor<1x6x6x2xf32>) outs(%{{.*}} : tensor<1x6x6x2xbf16>)
+// CHECK:        arith.truncf %{{.*}} : f32 to bf16
+// CHECK:      tensor.pad %{{.*}} low[0, 2, 2, 0] high[0, 2, 2, 0]
+// CHECK:        tensor.yield %{{.*}} : f32
+// CHECK:      } : tensor<1x4x4x4xf32> to tensor<1x8x8x4xf32>
+// CHECK:      %[[SUM:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x8x4xf32>, tensor<3x3x4x2xbf16>) outs(%{{.*}} : tensor<1x6x6x2xf32>)
+// CHECK:      linalg.generic {{.*}} ins(%[[SUM]] : tensor<1x6x6x2xf32>) outs(%{{.*}} : tensor<1x6x6x2xbf16>)
+// CHECK:        arith.truncf %{{.*}} : f32 to bf16
+// CHECK:      return
+func.func @conv_bf16_loss(%x: tensor<1x6x6x2xbf16>, %k: tensor<3x3x2x4xbf16>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %k : tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) outs(%z : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %es = tensor.empty() : tensor<1x2x2x4xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %s = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %k : tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) outs(%zs : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%c : tensor<1x4x4x4xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %acc, %v : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%s : tensor<1x2x2x4xf32>) outs(%l0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %acc, %v : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @conv_bf16_step(%x: tensor<1x6x6x2xbf16> {recast.param}, %k: tensor<3x3x2x4xbf16> {recast.param})
+    -> (tensor<f32>, tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) {
+  %l, %dx, %dk = recast.value_and_grad @conv_bf16_loss(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) -> (tensor<f32>, tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>)
+  return %l, %dx, %dk : tensor<f32>, tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>
+}
