@@ -114,6 +114,7 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
                       bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(context, false));
   PassManager pm(context);
+  applyToolPassOptions(pm);
   LowerToNVVMOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;

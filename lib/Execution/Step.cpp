@@ -197,6 +197,10 @@ mlir::recast::initializeStepArgument(const StepArgument &arg, uint64_t seed) {
   return tensor;
 }
 
+void mlir::recast::applyToolPassOptions(PassManager &pm) {
+  (void)applyPassManagerCLOptions(pm);
+}
+
 llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
                                         const StepTransformOptions &options) {
   MLIRContext *context = module.getContext();
@@ -204,6 +208,7 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   // The backward of recast.value_and_grad is part of the step: the report
   // and the run both see it.
   PassManager autodiff(context);
+  applyToolPassOptions(autodiff);
   if (!options.lossScale.empty() && options.mixedPrecision.empty())
     return makeError("loss scaling is part of mixed precision: give a compute "
                      "type (bf16 or f16) with it");
@@ -224,6 +229,7 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   if (!options.mixedPrecision.empty()) {
     // Its own stage, so that a failure is reported as what it is.
     PassManager mixed(context);
+    applyToolPassOptions(mixed);
     RecastMixedPrecisionPassOptions mp;
     mp.computeType = options.mixedPrecision;
     if (!options.lossScale.empty())
@@ -274,6 +280,7 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
     if (other != func)
       other.setPrivate();
   PassManager cleanup(context);
+  applyToolPassOptions(cleanup);
   cleanup.addPass(createSymbolDCEPass());
   cleanup.addPass(createCanonicalizerPass());
   if (failed(cleanup.run(module)))
@@ -442,6 +449,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(context, false));
   PassManager pm(context);
+  applyToolPassOptions(pm);
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
   lowering.blasCalls = true;

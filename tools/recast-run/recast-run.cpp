@@ -33,6 +33,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -249,6 +250,13 @@ static int runMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // --mlir-print-ir-after=<pass> and the other pass manager options, for
+  // every stage of the step's compilation (see which op a profiled
+  // train_step_kernel_<n> is). The passes first: the options list their
+  // names when they are created.
+  mlir::registerAllPasses();
+  mlir::recast::registerAllRecastPasses();
+  mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -102,6 +103,13 @@ struct StepTransformOptions {
 /// failed.
 llvm::Error transformStep(ModuleOp module, func::FuncOp entry,
                           const StepTransformOptions &options);
+
+/// Gives `pm` the `--mlir-*` pass manager options (`--mlir-print-ir-after=`,
+/// `--mlir-pass-statistics`, ...) of the tool that embeds this library, if
+/// it registered them (`registerPassManagerCLOptions`, as recast-run does);
+/// otherwise does nothing. Every pass manager of the step's compilation
+/// gets them.
+void applyToolPassOptions(PassManager &pm);
 
 /// What `--recast-memory-plan` made of a step, from its report.
 struct StepMemoryPlan {
