@@ -372,16 +372,10 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   paddedShape[wDim] += low[wDim] + high[wDim];
   Value zero = create<arith::ConstantOp>(
       cast<TypedAttr>(builder.getZeroAttr(accumulator)));
-  auto padded =
+  Value padded =
       create<tensor::PadOp>(RankedTensorType::get(paddedShape, accumulator), dy,
-                            low, high, ValueRange{}, ValueRange{});
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    Block *body = builder.createBlock(&padded.getRegion());
-    body->addArguments(SmallVector<Type>(4, builder.getIndexType()),
-                       SmallVector<Location>(4, op.getLoc()));
-    tensor::YieldOp::create(builder, op.getLoc(), zero);
-  }
+                            getAsIndexOpFoldResult(ctx, low),
+                            getAsIndexOpFoldResult(ctx, high), zero);
 
   // The turned filter: HWCF -> HWFC, FCHW -> CFHW, both windows reversed.
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -419,7 +413,7 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   auto unit = builder.getI64TensorAttr({1, 1});
   auto dilations =
       builder.getI64TensorAttr({window.dilationH, window.dilationW});
-  SmallVector<Value, 2> inputs = {padded.getResult(), turned};
+  SmallVector<Value, 2> inputs = {padded, turned};
   auto sumType = inputType.clone(accumulator);
   Value init = zerosLike(sumType);
   Value sum =

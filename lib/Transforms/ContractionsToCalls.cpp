@@ -532,28 +532,6 @@ bool mayReadOrWrite(Operation *op) {
   });
 }
 
-/// The `linalg.fill` with zero of the whole of `buffer` that `op`, which
-/// writes every element of `buffer`, would accumulate into: the last op
-/// before `op` that touches memory. A call can then overwrite `buffer`
-/// rather than add to zeros, and the fill goes: one pass over the output
-/// fewer per contraction.
-linalg::FillOp getZeroFillBefore(Operation *op, Value buffer) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (!mayReadOrWrite(prev))
-      continue;
-    auto fill = dyn_cast<linalg::FillOp>(prev);
-    if (!fill || !fill.hasPureBufferSemantics() ||
-        fill.getDpsInits()[0] != buffer)
-      return {};
-    Value value = fill.getDpsInputs()[0];
-    if (!matchPattern(value, m_PosZeroFloat()) &&
-        !matchPattern(value, m_Zero()))
-      return {};
-    return fill;
-  }
-  return {};
-}
-
 /// Whether the product `form` describes writes every element of its C
 /// buffer (rather than a slice of it at an offset).
 bool writesWholeBuffer(const GemmForm &form) {
@@ -562,11 +540,21 @@ bool writesWholeBuffer(const GemmForm &form) {
          type.getNumElements() == form.batch * form.m * form.n;
 }
 
-/// Erases the zero fill `op` would accumulate `buffer` into, if there is
-/// one; returns whether the call is to overwrite `buffer` instead.
+/// Erases the `linalg.fill` of `buffer` with zero that `op`, which writes
+/// every element of `buffer`, would accumulate into (the last op before
+/// `op` that touches memory), if there is one; returns whether it did, and
+/// so whether the call is to overwrite `buffer` instead: one pass over the
+/// output fewer per contraction.
 bool absorbZeroFill(Operation *op, Value buffer) {
-  linalg::FillOp fill = getZeroFillBefore(op, buffer);
-  if (!fill)
+  Operation *prev = op->getPrevNode();
+  while (prev && !mayReadOrWrite(prev))
+    prev = prev->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getDpsInits()[0] != buffer)
+    return false;
+  Value value = fill.getDpsInputs()[0];
+  if (!matchPattern(value, m_PosZeroFloat()) && !matchPattern(value, m_Zero()))
     return false;
   fill->erase();
   return true;
