@@ -78,11 +78,26 @@ struct ReturnedMemRef {
   int64_t offset;
   SmallVector<int64_t> sizes, strides;
 };
+
+/// Whether `memref` holds its `shape` densely, in row-major order.
+bool isContiguous(const ReturnedMemRef &memref, ArrayRef<int64_t> shape) {
+  int64_t expected = 1;
+  for (int d = int(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] != 1 && memref.strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
 } // namespace
 
 CUDAStep::~CUDAStep() {
   // The module's destructors unload the kernels through the current device.
   recast_set_current_device(device);
+  SmallVector<void *> blocks;
+  for (const DeviceBuffer &buffer : deviceValues)
+    blocks.push_back(buffer.allocated);
+  freeBlocks(blocks);
   engine.reset();
 }
 
@@ -167,34 +182,94 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
   return step;
 }
 
+void CUDAStep::freeBlocks(ArrayRef<void *> blocks) {
+  llvm::DenseSet<void *> freed;
+  for (void *block : blocks)
+    // Constants of the host code are no blocks of ours: left alone.
+    if (block && recast_allocation_size(device, block) &&
+        freed.insert(block).second)
+      recast_free(device, block);
+}
+
+/// Copies `memref` (of `shape`, possibly strided) into a new host tensor.
+static llvm::Error downloadMemRef(recast_device_t device,
+                                  const ReturnedMemRef &memref,
+                                  const ElementKind &element,
+                                  ArrayRef<int64_t> shape, HostTensor &out) {
+  out = HostTensor::allocate(element, shape);
+  int64_t n = out.numElements();
+  const char *base = memref.aligned + memref.offset * element.bytes;
+  if (isContiguous(memref, shape)) {
+    if (recast_memcpy_to_host(device, out.data(), base,
+                              size_t(n) * element.bytes) != RECAST_OK)
+      return runtimeError("copying a result to the host");
+    return llvm::Error::success();
+  }
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < index.size(); ++d)
+      offset += index[d] * memref.strides[d];
+    if (recast_memcpy_to_host(device, out.data() + k * element.bytes,
+                              base + offset * element.bytes,
+                              element.bytes) != RECAST_OK)
+      return runtimeError("copying a result to the host");
+    for (int d = int(index.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
   if (values.size() != args.size())
     return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
                                    args.size(), values.size()));
   recast_set_current_device(device);
+  CopyBytes copies;
 
-  // Arguments to the device.
-  SmallVector<void *> deviceArgs;
-  auto freeAll = [&](ArrayRef<void *> ptrs) {
-    llvm::DenseSet<void *> freed;
-    for (void *ptr : ptrs)
-      if (ptr && freed.insert(ptr).second)
-        recast_free(device, ptr); // not ours (constants): ignored
-  };
-  SmallVector<SmallVector<int64_t>> descriptors;
-  for (const HostTensor &value : values) {
-    void *ptr = nullptr;
+  // Uploads `value` into a new block.
+  auto upload = [&](const HostTensor &value,
+                    DeviceBuffer &buffer) -> llvm::Error {
     size_t bytes = size_t(value.sizeInBytes());
-    if (recast_malloc(device, bytes, &ptr) != RECAST_OK ||
-        recast_memcpy_to_device(device, ptr, value.data(), bytes) !=
-            RECAST_OK) {
-      llvm::Error err = runtimeError("copying the arguments to the device");
-      freeAll(deviceArgs);
-      return std::move(err);
+    void *ptr = nullptr;
+    if (recast_malloc(device, bytes, &ptr) != RECAST_OK)
+      return runtimeError("copying the arguments to the device");
+    buffer = {ptr, static_cast<char *>(ptr)};
+    if (recast_memcpy_to_device(device, ptr, value.data(), bytes) != RECAST_OK)
+      return runtimeError("copying the arguments to the device");
+    copies.toDevice += int64_t(bytes);
+    return llvm::Error::success();
+  };
+
+  // The batch every call; the parameters and state at the first.
+  if (deviceValues.empty())
+    deviceValues.resize(args.size());
+  for (const StepArgument &arg : args) {
+    DeviceBuffer &buffer = deviceValues[arg.position];
+    const HostTensor &value = values[arg.position];
+    if (arg.role != ArgumentRole::Batch && hasDeviceValues)
+      continue;
+    if (!buffer.allocated) {
+      if (llvm::Error err = upload(value, buffer))
+        return std::move(err);
+      continue;
     }
-    deviceArgs.push_back(ptr);
-    HostTensor view = value;
-    view.allocated = view.aligned = ptr;
+    size_t bytes = size_t(value.sizeInBytes());
+    if (recast_memcpy_to_device(device, buffer.data, value.data(), bytes) !=
+        RECAST_OK)
+      return runtimeError("copying the arguments to the device");
+    copies.toDevice += int64_t(bytes);
+  }
+  hasDeviceValues = true;
+
+  SmallVector<SmallVector<int64_t>> descriptors;
+  for (const StepArgument &arg : args) {
+    HostTensor view = values[arg.position];
+    view.allocated = deviceValues[arg.position].allocated;
+    view.aligned = deviceValues[arg.position].data;
     descriptors.push_back(view.descriptor());
   }
 
@@ -228,8 +303,10 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
       err = makeError(llvm::formatv("the step failed on the device ({0}): {1}",
                                     recast_status_name(status),
                                     recast_last_error()));
+  // The step may have written its arguments in place: the next call starts
+  // again from the caller's values.
   if (err) {
-    freeAll(deviceArgs);
+    hasDeviceValues = false;
     return std::move(err);
   }
 
@@ -244,65 +321,101 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
     word += 3 + 2 * rank;
   }
 
-  // Results back to the host: the loss, then the carried values (a strided
-  // view is copied element by element).
-  auto download = [&](const ReturnedMemRef &memref, const ElementKind &element,
-                      ArrayRef<int64_t> shape, HostTensor &out) -> llvm::Error {
-    out = HostTensor::allocate(element, shape);
-    int64_t n = out.numElements();
-    bool contiguous = true;
-    int64_t expected = 1;
-    for (int d = int(shape.size()) - 1; d >= 0; --d) {
-      if (shape[d] != 1 && memref.strides[d] != expected)
-        contiguous = false;
-      expected *= shape[d];
-    }
-    const char *base = memref.aligned + memref.offset * element.bytes;
-    if (contiguous) {
-      if (recast_memcpy_to_host(device, out.data(), base,
-                                size_t(n) * element.bytes) != RECAST_OK)
-        return runtimeError("copying a result to the host");
-      return llvm::Error::success();
-    }
-    SmallVector<int64_t> index(shape.size(), 0);
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t offset = 0;
-      for (size_t d = 0; d < index.size(); ++d)
-        offset += index[d] * memref.strides[d];
-      if (recast_memcpy_to_host(device, out.data() + k * element.bytes,
-                                base + offset * element.bytes,
-                                element.bytes) != RECAST_OK)
-        return runtimeError("copying a result to the host");
-      for (int d = int(index.size()) - 1; d >= 0; --d) {
-        if (++index[d] < shape[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    return llvm::Error::success();
+  // The blocks the step was handed or returned that the values of the next
+  // call do not use are freed, whether this call succeeds or not. After a
+  // failure the next call starts again from the caller's values.
+  SmallVector<void *> released;
+  llvm::DenseSet<void *> batchBlocks;
+  for (const StepArgument &arg : args) {
+    if (arg.role == ArgumentRole::Batch)
+      batchBlocks.insert(deviceValues[arg.position].allocated);
+    else
+      released.push_back(deviceValues[arg.position].allocated);
+  }
+  for (const ReturnedMemRef &memref : returned)
+    released.push_back(memref.allocated);
+  auto finish = [&](llvm::Error e) -> llvm::Error {
+    llvm::DenseSet<void *> used;
+    for (const DeviceBuffer &buffer : deviceValues)
+      used.insert(buffer.allocated);
+    SmallVector<void *> unused;
+    for (void *block : released)
+      if (!used.contains(block))
+        unused.push_back(block);
+    freeBlocks(unused);
+    if (e)
+      hasDeviceValues = false;
+    return e;
   };
 
-  SmallVector<void *> toFree(deviceArgs.begin(), deviceArgs.end());
-  for (const ReturnedMemRef &memref : returned)
-    toFree.push_back(memref.allocated);
   HostTensor loss;
-  if (llvm::Error e =
-          download(returned[0], resultElements[0], resultShapes[0], loss)) {
-    freeAll(toFree);
-    return std::move(e);
-  }
+  if (llvm::Error e = downloadMemRef(device, returned[0], resultElements[0],
+                                     resultShapes[0], loss))
+    return finish(std::move(e));
+  copies.toHost += loss.sizeInBytes();
   double lossValue = loss.getAsDouble(0);
   loss.release();
+
+  // The new parameters and state stay where the step left them when that is
+  // a contiguous block of their own; anything else (a strided view, a block
+  // returned twice, a constant, a batch buffer) goes through the host into
+  // a new block.
+  llvm::DenseSet<void *> claimed;
   for (auto [k, position] : llvm::enumerate(carried)) {
-    HostTensor updated;
-    if (llvm::Error e = download(returned[k + 1], args[position].element,
-                                 args[position].shape, updated)) {
-      freeAll(toFree);
-      return std::move(e);
+    const ReturnedMemRef &memref = returned[k + 1];
+    const StepArgument &arg = args[position];
+    DeviceBuffer &buffer = deviceValues[position];
+    if (isContiguous(memref, arg.shape) &&
+        recast_allocation_size(device, memref.allocated) &&
+        !batchBlocks.contains(memref.allocated) &&
+        claimed.insert(memref.allocated).second) {
+      buffer = {memref.allocated,
+                memref.aligned + memref.offset * arg.element.bytes};
+    } else {
+      HostTensor staged;
+      llvm::Error e =
+          downloadMemRef(device, memref, arg.element, arg.shape, staged);
+      copies.toHost += staged.sizeInBytes();
+      if (!e)
+        e = upload(staged, buffer);
+      staged.release();
+      if (e)
+        return finish(std::move(e));
+      claimed.insert(buffer.allocated);
+    }
+    // The scalars of the state, for the caller's loop (loss scale checks).
+    if (arg.shape.empty()) {
+      if (recast_memcpy_to_host(device, values[position].data(), buffer.data,
+                                arg.element.bytes) != RECAST_OK)
+        return finish(runtimeError("copying a result to the host"));
+      copies.toHost += arg.element.bytes;
+    }
+  }
+  if (llvm::Error e = finish(llvm::Error::success()))
+    return std::move(e);
+  lastCallCopies = copies;
+  if (++numCalls == 1)
+    firstCallCopies = copies;
+  return lossValue;
+}
+
+llvm::Error CUDAStep::download(MutableArrayRef<HostTensor> values) {
+  if (values.size() != args.size())
+    return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
+                                   args.size(), values.size()));
+  if (!hasDeviceValues)
+    return llvm::Error::success();
+  for (unsigned position : carried) {
+    const StepArgument &arg = args[position];
+    HostTensor updated = HostTensor::allocate(arg.element, arg.shape);
+    if (recast_memcpy_to_host(device, updated.data(),
+                              deviceValues[position].data,
+                              size_t(updated.sizeInBytes())) != RECAST_OK) {
+      updated.release();
+      return runtimeError("copying the parameters and state to the host");
     }
     values[position].release();
     values[position] = updated;
   }
-  freeAll(toFree);
-  return lossValue;
+  return llvm::Error::success();
 }

@@ -434,6 +434,14 @@ recast_status recast_free(recast_device_t device, void *ptr) {
   return device->backend->release(ptr);
 }
 
+size_t recast_allocation_size(recast_device_t device, const void *ptr) {
+  if (!device || !ptr)
+    return 0;
+  std::lock_guard<std::mutex> lock(device->mutex);
+  auto it = device->blocks.find(const_cast<void *>(ptr));
+  return it == device->blocks.end() ? 0 : it->second;
+}
+
 recast_status recast_memcpy_to_device(recast_device_t device, void *dst,
                                       const void *src, size_t bytes) {
   CHECK_DEVICE(device);

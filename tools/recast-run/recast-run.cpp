@@ -603,6 +603,10 @@ static int runMain(int argc, char **argv) {
                ? double(arena) / double(plan->livenessPeakBytes) - 1
                : 0.0;
   };
+  // The parameters and state stayed on the GPU during the run.
+  if (compiledCUDA)
+    if (llvm::Error err = compiledCUDA->download(values))
+      return failWith(std::move(err));
   if (!saveDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
       return fail("--save: cannot create '" + saveDir + "': " + ec.message());
@@ -697,12 +701,20 @@ static int runMain(int argc, char **argv) {
   }
 
   if (cudaDevice) {
-    if (!json)
+    if (!json) {
+      mlir::recast::CUDAStep::CopyBytes first =
+          compiledCUDA->getFirstCallCopies();
+      mlir::recast::CUDAStep::CopyBytes last =
+          compiledCUDA->getLastCallCopies();
       llvm::outs() << llvm::formatv(
           "device: {0}, peak device memory {1} bytes (runtime), last step "
-          "{2:f3} ms on the device\n",
+          "{2:f3} ms on the device\n"
+          "host-device copies: first step {3} bytes to the device, {4} back; "
+          "last step {5} bytes to the device, {6} back\n",
           recast_device_name(cudaDevice), recast_memory_peak(cudaDevice),
-          compiledCUDA->getLastDeviceMs());
+          compiledCUDA->getLastDeviceMs(), first.toDevice, first.toHost,
+          last.toDevice, last.toHost);
+    }
     compiledCUDA.reset();
     recast_device_destroy(cudaDevice);
   }

@@ -36,14 +36,33 @@ public:
           recast_device_t device, const CUDAStepOptions &options = {});
   ~CUDAStep();
 
-  /// Calls the step as CompiledStep::call does: `values` are host tensors
-  /// (owned by the tracking allocator), the new parameters and state replace
-  /// their arguments. Returns the loss.
+  /// Calls the step. `values` are host tensors (owned by the tracking
+  /// allocator), one per argument. The parameters and state live in device
+  /// memory from the first call on: that call uploads them, every call
+  /// uploads the batch arguments and keeps the step's new parameters and
+  /// state on the device for the next, so a training loop copies its batch
+  /// and its loss and nothing else. The rank-0 state (loss scale, growth
+  /// counter, step counts) is still copied back into `values` at each call;
+  /// the other parameters and state in `values` keep their first values
+  /// until `download`. After a failed call, the next starts again from
+  /// `values`. Returns the loss.
   llvm::Expected<double> call(MutableArrayRef<::recast::HostTensor> values);
+
+  /// Copies the parameters and state held on the device into `values`
+  /// (nothing before the first call).
+  llvm::Error download(MutableArrayRef<::recast::HostTensor> values);
 
   /// Milliseconds of the last call between events around the launch on the
   /// device's stream (the copies excluded).
   float getLastDeviceMs() const { return lastDeviceMs; }
+
+  /// Bytes the first and the last call copied from the host to the device
+  /// and back.
+  struct CopyBytes {
+    int64_t toDevice = 0, toHost = 0;
+  };
+  CopyBytes getFirstCallCopies() const { return firstCallCopies; }
+  CopyBytes getLastCallCopies() const { return lastCallCopies; }
 
 private:
   CUDAStep() = default;
@@ -56,6 +75,22 @@ private:
   SmallVector<::recast::ElementKind> resultElements;
   SmallVector<SmallVector<int64_t>> resultShapes;
   float lastDeviceMs = 0;
+  CopyBytes firstCallCopies, lastCallCopies;
+  int64_t numCalls = 0;
+
+  /// A device buffer holding one argument contiguously: `data` lies in the
+  /// block `allocated`, which this step frees.
+  struct DeviceBuffer {
+    void *allocated = nullptr;
+    char *data = nullptr;
+  };
+  /// By argument position: the parameters and state after the last call,
+  /// each in a block of its own (the step may write its arguments in place),
+  /// and the batch buffers that every call overwrites.
+  SmallVector<DeviceBuffer> deviceValues;
+  bool hasDeviceValues = false;
+
+  void freeBlocks(ArrayRef<void *> blocks);
 };
 
 } // namespace mlir::recast

@@ -101,6 +101,9 @@ recast_device_t recast_get_current_device(void);
 /* Device memory outside the arena (arguments, parameters). */
 recast_status recast_malloc(recast_device_t device, size_t bytes, void **out);
 recast_status recast_free(recast_device_t device, void *ptr);
+/* The size of the block `ptr` points to the start of, as recast_malloc was
+ * asked for it (at least 1); 0 when `ptr` is not such a block on `device`. */
+size_t recast_allocation_size(recast_device_t device, const void *ptr);
 recast_status recast_memcpy_to_device(recast_device_t device, void *dst,
                                       const void *src, size_t bytes);
 recast_status recast_memcpy_to_host(recast_device_t device, void *dst,

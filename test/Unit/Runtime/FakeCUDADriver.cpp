@@ -2,14 +2,21 @@
 //
 // Just enough of libcuda's API for the runtime's CUDA backend to run on the
 // host: one device, "Fake GPU" with compute capability 9.0 and 1 GiB of
-// memory, allocations in host memory, synchronous copies, events that read a
-// clock, and module loading that rejects every image. The tests load it
-// through RECAST_CUDA_DRIVER and check the backend's logic and messages up to
-// the point where a real GPU would take over.
+// memory, allocations in zeroed host memory, synchronous copies, events that
+// read a clock, and module loading that rejects every image. The tests load
+// it through RECAST_CUDA_DRIVER and check the backend's logic and messages up
+// to the point where a real GPU would take over.
+//
+// Two environment variables widen it for tests of a whole step:
+//   RECAST_FAKE_CUDA_IMAGES=accept  modules load, their functions are found,
+//                                   and launches succeed without running.
+//   RECAST_FAKE_CUDA_TRAFFIC=1      at exit, the bytes copied each way
+//                                   between host and device go to stderr.
 //
 //===----------------------------------------------------------------------===//
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,6 +28,23 @@ int streamToken, contextToken;
 struct Event {
   std::chrono::steady_clock::time_point time;
 };
+int moduleToken, functionToken;
+
+bool acceptImages() {
+  const char *value = std::getenv("RECAST_FAKE_CUDA_IMAGES");
+  return value && std::strcmp(value, "accept") == 0;
+}
+
+struct Traffic {
+  size_t toDevice = 0, toHost = 0, copiesToDevice = 0, copiesToHost = 0;
+  ~Traffic() {
+    if (std::getenv("RECAST_FAKE_CUDA_TRAFFIC"))
+      std::fprintf(stderr,
+                   "fake CUDA driver: %zu bytes to the device in %zu copies, "
+                   "%zu bytes to the host in %zu copies\n",
+                   toDevice, copiesToDevice, toHost, copiesToHost);
+  }
+} traffic;
 } // namespace
 
 extern "C" {
@@ -56,7 +80,7 @@ CUresult cuStreamSynchronize(void *) { return 0; }
 CUresult cuMemAlloc_v2(unsigned long long *ptr, size_t bytes) {
   if (bytes > kTotal - used)
     return 2; // CUDA_ERROR_OUT_OF_MEMORY
-  void *p = std::malloc(bytes + 16);
+  void *p = std::calloc(1, bytes + 16);
   std::memcpy(p, &bytes, sizeof(bytes));
   used += bytes;
   *ptr = reinterpret_cast<unsigned long long>(static_cast<char *>(p) + 16);
@@ -80,11 +104,15 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
 }
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src,
                               size_t bytes, void *) {
+  traffic.toDevice += bytes;
+  ++traffic.copiesToDevice;
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t bytes,
                               void *) {
+  traffic.toHost += bytes;
+  ++traffic.copiesToHost;
   std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
   return 0;
 }
@@ -99,15 +127,23 @@ CUresult cuMemsetD8Async(unsigned long long dst, unsigned char value,
   std::memset(reinterpret_cast<void *>(dst), value, bytes);
   return 0;
 }
-CUresult cuModuleLoadData(void **, const void *) {
-  return 200; // CUDA_ERROR_INVALID_IMAGE
+CUresult cuModuleLoadData(void **module, const void *) {
+  if (!acceptImages())
+    return 200; // CUDA_ERROR_INVALID_IMAGE
+  *module = &moduleToken;
+  return 0;
 }
-CUresult cuModuleGetFunction(void **, void *, const char *) { return 500; }
+CUresult cuModuleGetFunction(void **function, void *, const char *) {
+  if (!acceptImages())
+    return 500; // CUDA_ERROR_NOT_FOUND
+  *function = &functionToken;
+  return 0;
+}
 CUresult cuModuleUnload(void *) { return 0; }
 CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *, void **,
                         void **) {
-  return 400; // CUDA_ERROR_INVALID_HANDLE
+  return acceptImages() ? 0 : 400; // CUDA_ERROR_INVALID_HANDLE
 }
 CUresult cuEventCreate(void **event, unsigned) {
   *event = new Event();

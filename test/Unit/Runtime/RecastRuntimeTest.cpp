@@ -246,7 +246,11 @@ TEST_F(CPURuntimeTest, MemoryIsTracked) {
   ASSERT_EQ(recast_malloc(device, 1000, &a), RECAST_OK);
   ASSERT_EQ(recast_malloc(device, 24, &b), RECAST_OK);
   EXPECT_EQ(recast_memory_current(device), 1024);
+  EXPECT_EQ(recast_allocation_size(device, a), 1000u);
+  EXPECT_EQ(recast_allocation_size(device, static_cast<char *>(a) + 4), 0u);
+  EXPECT_EQ(recast_allocation_size(nullptr, a), 0u);
   EXPECT_EQ(recast_free(device, a), RECAST_OK);
+  EXPECT_EQ(recast_allocation_size(device, a), 0u);
   EXPECT_EQ(recast_memory_current(device), 24);
   EXPECT_EQ(recast_memory_peak(device), 1024);
   recast_memory_reset_peak(device);
