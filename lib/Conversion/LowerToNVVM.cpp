@@ -177,15 +177,26 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   if (options.gemmCalls)
     pm.addPass(createRecastContractionsToCallsPass());
 
-  // Everything else: parallel loops, tiled so that the inner (tile) loops
-  // are the threads of a block and the outer loops the blocks, then
-  // outlined into one kernel per loop nest.
+  // Everything else: parallel loops (parallel dimensions first), tiled so
+  // that the inner (tile) loops are the threads of a block and the outer
+  // loops the blocks, then outlined into one kernel per loop nest. The tile
+  // loops have constant bounds and guard the remainder: the GPU mapping
+  // rejects the affine.min bounds of an extent the tile does not divide,
+  // and would leave that nest on the host. Code without a parallel loop
+  // becomes one-thread kernels.
+  // Copies (padding, slices, concatenation, the amax history's shift)
+  // become loops too, not the host's memrefCopy or memcpy.
+  pm.addNestedPass<func::FuncOp>(createRecastStridedCopiesToLoopsPass(
+      RecastStridedCopiesToLoopsPassOptions{/*allCopies=*/true}));
+  pm.addNestedPass<func::FuncOp>(createRecastParallelDimsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   SmallVector<int64_t> tiles(options.blockSizes.begin(),
                              options.blockSizes.end());
   if (tiles.empty())
     tiles = {32, 8};
-  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(tiles));
+  pm.addNestedPass<func::FuncOp>(
+      createParallelLoopTilingPass(tiles, /*noMinMaxBounds=*/true));
+  pm.addNestedPass<func::FuncOp>(createRecastWrapSerialCodePass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());

@@ -30,10 +30,13 @@ bool isContiguous(Value buffer) {
 struct RecastStridedCopiesToLoopsPass
     : public recast::impl::RecastStridedCopiesToLoopsPassBase<
           RecastStridedCopiesToLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<memref::CopyOp> strided;
     getOperation().walk([&](memref::CopyOp copy) {
-      if (!isContiguous(copy.getSource()) || !isContiguous(copy.getTarget()))
+      if (allCopies || !isContiguous(copy.getSource()) ||
+          !isContiguous(copy.getTarget()))
         strided.push_back(copy);
     });
     for (memref::CopyOp copy : strided) {

@@ -388,7 +388,9 @@ def RecastStridedCopiesToLoopsPass
     quarter of the step's time. This pass rewrites each copy whose source or
     target is not a contiguous row-major buffer into `linalg.copy`, which the
     CPU pipeline compiles to loops that LLVM vectorizes along the innermost
-    dimension; contiguous copies stay `memref.copy` (`memcpy`).
+    dimension; contiguous copies stay `memref.copy` (`memcpy`), unless
+    `all` is set: the GPU pipeline sets it, since a `memcpy` in the host
+    code would copy device buffers on the host.
 
     ```mlir
     memref.copy %tap, %window
@@ -398,9 +400,13 @@ def RecastStridedCopiesToLoopsPass
         outs(%window : memref<4x32x32x8xf32, strided<[9248, 272, 8, 1], offset: 280>>)
     ```
   }];
+  let options = [
+    Option<"allCopies", "all", "bool", /*default=*/"false",
+           "Rewrite contiguous copies too">,
+  ];
   let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
   let statistics = [
-    Statistic<"numRewritten", "num-rewritten", "Strided copies rewritten">,
+    Statistic<"numRewritten", "num-rewritten", "Copies rewritten">,
   ];
 }
 
@@ -542,6 +548,103 @@ def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
     Statistic<"numKernels", "num-kernels", "Kernels outlined">,
     Statistic<"numSharedKernels", "num-shared-kernels",
               "Kernels that call the function of an identical one">,
+  ];
+}
+
+def RecastParallelDimsFirstPass
+    : Pass<"recast-parallel-dims-first", "func::FuncOp"> {
+  let summary = "Give every linalg op leading parallel loops: reorder loops, "
+                "split reductions to a scalar";
+  let description = [{
+    `convert-linalg-to-parallel-loops` makes an `scf.parallel` of the
+    leading parallel loops of a linalg op only; a parallel loop after a
+    reduction one becomes an `scf.parallel` inside an `scf.for`. On the GPU
+    that is a host loop launching one kernel per iteration: the bias
+    gradient of a layer, a sum over the batch rows (`iterator_types =
+    ["reduction", "parallel"]`), was 64 launches for a batch of 64. This
+    pass generalizes such ops and interchanges their loops, parallel loops
+    first in their order, then the reductions, so that each op is one
+    kernel whose threads each run the reduction loop of their output
+    elements (consecutive threads reading consecutive addresses).
+
+    ```mlir
+    linalg.reduce ins(%x : memref<64x10xf32>) outs(%sum : memref<10xf32>) dimensions = [0]
+    // becomes a linalg.generic with
+    //   indexing_maps = [(d0, d1) -> (d1, d0), (d0, d1) -> (d0)],
+    //   iterator_types = ["parallel", "reduction"]
+    ```
+
+    A reduction to a scalar over two or more dimensions on buffers (the
+    amax of an FP8 tensor, the mean of a matrix) has no parallel loop at
+    all, and would run on one GPU thread. When its body yields
+    `combiner(acc, x)` for a combiner with a neutral element (`addf`,
+    `maximumf`, `mulf`, ...), it is split in two: the leading loop becomes
+    parallel, reducing into a buffer of partial results filled with the
+    neutral element, and a second op folds the partial results into the
+    output with the same combiner.
+
+    ```mlir
+    // amax of a 128 x 64 tensor: iterator_types = ["reduction", "reduction"]
+    // becomes 128 partial maxima, iterator_types = ["parallel", "reduction"],
+    // then their maximum, iterator_types = ["reduction"]
+    ```
+
+    The GPU pipeline (`recast-lower-to-nvvm`) runs it on buffers before
+    converting linalg to parallel loops.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "linalg::LinalgDialect", "memref::MemRefDialect"
+  ];
+  let statistics = [
+    Statistic<"numInterchanged", "num-interchanged", "Linalg ops reordered">,
+    Statistic<"numSplit", "num-split", "Reductions to a scalar split in two">,
+  ];
+}
+
+def RecastWrapSerialCodePass : Pass<"recast-wrap-serial-code", "func::FuncOp"> {
+  let summary = "Put the code outside parallel loops into one-iteration "
+                "parallel loops, for the GPU";
+  let description = [{
+    After `convert-linalg-to-parallel-loops`, a linalg op without a
+    parallel loop (a reduction to a scalar such as the loss, an op on
+    rank-0 tensors) is an `scf.for` nest or a few scalar loads and stores at
+    the top of the function. `convert-parallel-loops-to-gpu` leaves them
+    there: host code reading and writing the step's device buffers (through
+    managed memory), between kernels. This pass wraps each run of such code
+    (`scf.for` nests without a parallel loop inside, `memref.store`s, and
+    the loads and side-effect-free ops between them) into an
+    `scf.parallel (%i) = (0) to (1) step (1)`, which the GPU mapping turns
+    into a kernel of one thread. Allocations inside a run are left before
+    it and deallocations moved after it, so that one run is one kernel. A
+    run stops before a load whose value is used after the run, so the host
+    reads a scalar (the loss scale's finite flag of an `scf.if`) after the
+    kernel that writes it. The bodies of `scf.if` and of `scf.for` loops
+    that contain parallel loops are processed in turn. Loads and scalar
+    ops whose values only kernels use (an FP8 scale and its reciprocal,
+    passed to the quantizing kernel) are moved into each of them, a load
+    only when no op between may write its buffer.
+
+    ```mlir
+    memref.store %zero, %sum[] : memref<f32>
+    scf.for %i = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i] : memref<64xf32>
+      %a = memref.load %sum[] : memref<f32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %sum[] : memref<f32>
+    }
+    // becomes
+    scf.parallel (%j) = (%c0) to (%c1) step (%c1) {
+      memref.store %zero, %sum[] : memref<f32>
+      scf.for %i = %c0 to %c64 step %c1 { ... }
+      scf.reduce
+    }
+    ```
+  }];
+  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numWrapped", "num-wrapped", "Runs of serial code wrapped">,
+    Statistic<"numScalarsSunk", "num-scalars-sunk",
+              "Host loads and scalar ops moved into the kernels that use them">,
   ];
 }
 

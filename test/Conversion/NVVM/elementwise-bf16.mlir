@@ -6,7 +6,8 @@
 
 /// An elementwise op on tensors with a bf16 result becomes one kernel: the
 /// host function launches it on a grid of 32x8-thread blocks over the
-/// 64x128 iteration space, the kernel rounds with cvt.rn.bf16.f32.
+/// 64x128 iteration space (each thread checks that its element is inside
+/// it), the kernel rounds with cvt.rn.bf16.f32.
 
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.
@@ -18,8 +19,8 @@
 // PTX: .version 8.0
 // PTX: .target sm_90
 // PTX: .visible .entry add_round_kernel(
-// PTX: mov.u32 {{.*}}%ctaid.x;
-// PTX: mov.u32 {{.*}}%tid.x;
+// PTX-DAG: mov.u32 {{.*}}%ctaid.x;
+// PTX-DAG: mov.u32 {{.*}}%tid.x;
 // PTX: ld.global.b32
 // PTX: ld.global.b32
 // PTX: add.rn.f32

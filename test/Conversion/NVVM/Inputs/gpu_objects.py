@@ -4,6 +4,9 @@
   gpu_objects.py info FILE   one line per object: its kind, size and magic
   gpu_objects.py dump FILE DIR   writes object N to DIR/N.bin
   gpu_objects.py info-file OBJ   the info line of a file holding one object
+  gpu_objects.py host FILE   what the host code does beside launching kernels:
+                             its branches (loops, conditions), the loads and
+                             stores it makes itself, its launches and calls
 
 The object is the string attribute of #gpu.object (`assembly = "..."`, `bin =
 "..."` or a bare string for fatbin/offload), escaped the way MLIR prints
@@ -61,8 +64,28 @@ def magic(data):
     return "unknown"
 
 
+def host_summary(path):
+    """Counts in the LLVM-dialect host code, the GPU binary left out."""
+    with open(path, encoding="latin-1") as f:
+        lines = [l for l in f if not l.lstrip().startswith("gpu.binary")]
+    text = "".join(lines)
+    counts = {
+        "branches": len(re.findall(r"\bllvm\.(?:cond_)?br\b", text)),
+        "loads": text.count("llvm.load "),
+        "stores": text.count("llvm.store "),
+        "launches": text.count("gpu.launch_func "),
+        "gemm-calls": text.count("llvm.call @recast_gemm("),
+        "memref-copies": text.count("llvm.call @memrefCopy(")
+        + text.count("llvm.intr.memcpy"),
+    }
+    print("host: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
 def main():
     mode, path = sys.argv[1], sys.argv[2]
+    if mode == "host":
+        host_summary(path)
+        return
     if mode == "info-file":
         # A file holding one object (a cubin from ptxas, say).
         with open(path, "rb") as f:

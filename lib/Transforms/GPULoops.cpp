@@ -1,0 +1,400 @@
+//===- GPULoops.cpp - Loop shapes that the GPU mapping turns into kernels -===//
+//
+// Upstream's parallel-loop-to-GPU conversion makes kernels of scf.parallel
+// nests only. Two passes put every loop nest of a step into that shape:
+// recast-parallel-dims-first moves the parallel loops of a linalg op before
+// its reductions, recast-wrap-serial-code wraps what has no parallel loop
+// into a one-iteration scf.parallel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTPARALLELDIMSFIRSTPASS
+#define GEN_PASS_DEF_RECASTWRAPSERIALCODEPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+
+namespace {
+
+/// Splits a reduction of two or more dimensions to a scalar on buffers (an
+/// FP8 amax, a mean over a matrix): its leading loop becomes parallel,
+/// reducing into one partial result per index from the combiner's neutral
+/// element, and a second op folds the partial results into the output.
+/// Returns whether `op` was split (and erased).
+bool splitFullReduction(IRRewriter &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() < 2 || op.getNumParallelLoops() != 0)
+    return false;
+  Value out = op.getDpsInitOperand(0)->get();
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!outType || outType.getRank() != 0)
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges[0]))
+    return false;
+  // The body must yield combiner(acc, x) with acc used there only.
+  Block *body = op.getBody();
+  BlockArgument acc = body->getArguments().back();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  Operation *combiner = yield.getValues()[0].getDefiningOp();
+  if (!combiner || combiner->getNumOperands() != 2 ||
+      combiner->getNumResults() != 1 || !acc.hasOneUse() ||
+      acc.getUses().begin()->getOwner() != combiner)
+    return false;
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!neutral)
+    return false;
+  unsigned accOperand = acc.getUses().begin()->getOperandNumber();
+
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto partialType = MemRefType::get({ranges[0]}, outType.getElementType());
+  Value partial = memref::AllocOp::create(rewriter, loc, partialType);
+  Value identity = arith::ConstantOp::create(rewriter, loc, *neutral);
+  linalg::FillOp::create(rewriter, loc, ValueRange{identity},
+                         ValueRange{partial});
+
+  // Stage 1: the same loops and body, the leading loop parallel.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numLoops = op.getNumLoops();
+  maps.back() = AffineMap::get(numLoops, 0, getAffineDimExpr(0, context));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators[0] = utils::IteratorType::parallel;
+  auto stage1 =
+      linalg::GenericOp::create(rewriter, loc, TypeRange{}, op.getDpsInputs(),
+                                ValueRange{partial}, maps, iterators);
+  rewriter.cloneRegionBefore(op.getRegion(), stage1.getRegion(),
+                             stage1.getRegion().end());
+
+  // Stage 2: out = combiner(out, partial[i]) over i.
+  AffineMap identityMap = AffineMap::getMultiDimIdentityMap(1, context);
+  AffineMap toScalar = AffineMap::get(1, 0, {}, context);
+  linalg::GenericOp::create(
+      rewriter, loc, TypeRange{}, ValueRange{partial}, ValueRange{out},
+      ArrayRef<AffineMap>{identityMap, toScalar},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction},
+      [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(combiner->getOperand(accOperand), args[1]);
+        mapping.map(combiner->getOperand(1 - accOperand), args[0]);
+        Operation *combined = b.clone(*combiner, mapping);
+        linalg::YieldOp::create(b, bodyLoc, combined->getResult(0));
+      });
+  memref::DeallocOp::create(rewriter, loc, partial);
+  rewriter.eraseOp(op);
+  return true;
+}
+
+struct RecastParallelDimsFirstPass
+    : public recast::impl::RecastParallelDimsFirstPassBase<
+          RecastParallelDimsFirstPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> reductions;
+    getOperation().walk(
+        [&](linalg::GenericOp op) { reductions.push_back(op); });
+    for (linalg::GenericOp op : reductions)
+      if (splitFullReduction(rewriter, op))
+        ++numSplit;
+
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+      // New loop k is old loop order[k]: the parallel loops, then the rest.
+      SmallVector<unsigned> order;
+      for (auto [k, iterator] : llvm::enumerate(iterators))
+        if (iterator == utils::IteratorType::parallel)
+          order.push_back(k);
+      for (auto [k, iterator] : llvm::enumerate(iterators))
+        if (iterator != utils::IteratorType::parallel)
+          order.push_back(k);
+      bool identity = true;
+      for (auto [k, old] : llvm::enumerate(order))
+        identity &= k == old;
+      if (identity)
+        continue;
+      rewriter.setInsertionPoint(op);
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic) {
+        FailureOr<linalg::GenericOp> generalized =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generalized))
+          continue; // stays as it is: correct, one launch per iteration
+        generic = *generalized;
+      }
+      if (succeeded(linalg::interchangeGenericOp(rewriter, generic, order)))
+        ++numInterchanged;
+    }
+  }
+};
+
+/// Code a kernel may compute again: reads and side-effect-free scalar
+/// computations (copied into the kernel; the host keeps what it still uses).
+bool isMovable(Operation *op) {
+  if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
+    return false;
+  return isa<memref::LoadOp>(op) || isMemoryEffectFree(op);
+}
+
+/// Code that must run on the device: stores and loop nests without a
+/// parallel loop inside.
+bool isSerialWork(Operation *op) {
+  if (isa<memref::StoreOp>(op))
+    return true;
+  auto loop = dyn_cast<scf::ForOp>(op);
+  if (!loop || loop.getNumResults() != 0)
+    return false;
+  bool hasParallel = false;
+  loop.walk([&](scf::ParallelOp) { hasParallel = true; });
+  return !hasParallel;
+}
+
+/// Static allocations and deallocations, which a run moves around itself.
+bool isAllocation(Operation *op) {
+  if (auto alloc = dyn_cast<memref::AllocOp>(op))
+    return alloc->getNumOperands() == 0;
+  return isa<memref::DeallocOp>(op);
+}
+
+struct RecastWrapSerialCodePass
+    : public recast::impl::RecastWrapSerialCodePassBase<
+          RecastWrapSerialCodePass> {
+  void runOnOperation() override { processRegion(getOperation().getBody()); }
+
+  void processRegion(Region &region) {
+    for (Block &block : region)
+      processBlock(block);
+  }
+
+  /// The buffer `value` is a view of, or `value`.
+  static Value baseBuffer(Value value) {
+    while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+      value = view.getViewSource();
+    return value;
+  }
+
+  /// Whether an op in [from, to) may write `buffer` (or calls anything).
+  static bool mayWriteBetween(Operation *from, Operation *to, Value buffer) {
+    bool writes = false;
+    for (Operation *op = from; op && op != to && !writes;
+         op = op->getNextNode())
+      op->walk([&](Operation *nested) {
+        if (isa<CallOpInterface>(nested)) {
+          writes = true;
+          return;
+        }
+        auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+        if (!effects)
+          return;
+        for (Value operand : nested->getOperands())
+          if (isa<MemRefType>(operand.getType()) &&
+              baseBuffer(operand) == baseBuffer(buffer) &&
+              effects.getEffectOnValue<MemoryEffects::Write>(operand))
+            writes = true;
+      });
+    return writes;
+  }
+
+  /// A scalar read or computed on the host only for kernels (an FP8 scale
+  /// and its reciprocal, passed to the quantizing kernels) is computed by
+  /// each kernel instead. Last op first, so that a chain moves as a whole.
+  void sinkScalarsIntoKernels(Block &block) {
+    SmallVector<Operation *> candidates;
+    for (Operation &op : block)
+      if (isMovable(&op) && op.getNumOperands() != 0 &&
+          llvm::all_of(op.getResultTypes(),
+                       [](Type type) { return type.isIntOrIndexOrFloat(); }))
+        candidates.push_back(&op);
+    for (Operation *op : llvm::reverse(candidates)) {
+      bool onlyKernels = !op->use_empty();
+      for (Operation *user : op->getUsers()) {
+        auto kernel = dyn_cast_or_null<scf::ParallelOp>(
+            block.findAncestorOpInBlock(*user));
+        auto load = dyn_cast<memref::LoadOp>(op);
+        if (!kernel || (load && mayWriteBetween(op->getNextNode(), kernel,
+                                                load.getMemRef()))) {
+          onlyKernels = false;
+          break;
+        }
+      }
+      if (!onlyKernels)
+        continue;
+      // One copy per block of a kernel that uses the value, before the
+      // first use there (the innermost loop body: nothing is put between
+      // the nested parallel loops of a kernel).
+      llvm::DenseMap<Block *, Operation *> copies;
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : op->getUses())
+        uses.push_back(&use);
+      for (OpOperand *use : uses) {
+        Operation *user = use->getOwner();
+        Operation *&copy = copies[user->getBlock()];
+        if (!copy || user->isBeforeInBlock(copy)) {
+          OpBuilder b(user);
+          Operation *earlier = copy;
+          copy = b.clone(*op);
+          if (earlier) {
+            earlier->replaceAllUsesWith(copy);
+            earlier->erase();
+          }
+        }
+        use->set(copy->getResult(cast<OpResult>(use->get()).getResultNumber()));
+      }
+      op->erase();
+      ++numScalarsSunk;
+    }
+  }
+
+  void processBlock(Block &block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    size_t i = 0;
+    while (i < ops.size()) {
+      Operation *op = ops[i];
+      if (!isSerialWork(op)) {
+        // Serial code nested in host control flow is wrapped in place.
+        if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
+          for (Region &nested : op->getRegions())
+            processRegion(nested);
+        ++i;
+        continue;
+      }
+      // The run: back over the loads and scalar code that lead to it, then
+      // on over serial work, loads, scalar code and allocations.
+      size_t begin = i;
+      while (begin > 0 && isMovable(ops[begin - 1]))
+        --begin;
+      size_t last = i;
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        if (isSerialWork(ops[j]))
+          last = j;
+        else if (!isMovable(ops[j]) && !isAllocation(ops[j]))
+          break;
+      }
+      last = endBeforeEscapingReads(ops, begin, i, last);
+      wrap(ArrayRef<Operation *>(ops).slice(begin, last + 1 - begin));
+      i = last + 1;
+    }
+    sinkScalarsIntoKernels(block);
+  }
+
+  /// Shortens the run [begin, last], whose first serial work is at
+  /// `firstWork`, so that no value read from memory after `firstWork` (by a
+  /// load, or computed from one) is used after the run: the host computes
+  /// such a value before the kernel, and would read memory the kernel has not
+  /// written yet. Returns the new last op, serial work.
+  size_t endBeforeEscapingReads(ArrayRef<Operation *> ops, size_t begin,
+                                size_t firstWork, size_t last) {
+    for (;;) {
+      llvm::SmallPtrSet<Operation *, 32> inRun(ops.begin() + begin,
+                                               ops.begin() + last + 1);
+      llvm::SmallPtrSet<Operation *, 16> fromMemory;
+      std::optional<size_t> escaping;
+      for (size_t k = firstWork + 1; k <= last && !escaping; ++k) {
+        Operation *op = ops[k];
+        if (!isMovable(op))
+          continue;
+        bool reads = isa<memref::LoadOp>(op) ||
+                     llvm::any_of(op->getOperands(), [&](Value v) {
+                       Operation *def = v.getDefiningOp();
+                       return def && fromMemory.contains(def);
+                     });
+        if (!reads)
+          continue;
+        fromMemory.insert(op);
+        if (llvm::any_of(op->getUsers(), [&](Operation *user) {
+              return !inRun.contains(
+                  op->getBlock()->findAncestorOpInBlock(*user));
+            }))
+          escaping = k;
+      }
+      if (!escaping)
+        return last;
+      last = *escaping - 1;
+      while (!isSerialWork(ops[last]))
+        --last; // stops at firstWork at the latest
+    }
+  }
+
+  void wrap(ArrayRef<Operation *> run) {
+    Operation *lastOp = run.back();
+    OpBuilder b(lastOp->getContext());
+    b.setInsertionPointAfter(lastOp);
+    Location loc = lastOp->getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto parallel = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                            ValueRange{one}, ValueRange{one});
+    Operation *terminator = parallel.getBody()->getTerminator();
+    Operation *afterParallel = parallel->getNextNode();
+
+    // The loads and scalar code of the run that the serial work uses.
+    llvm::SmallPtrSet<Operation *, 32> inRun(run.begin(), run.end());
+    llvm::SmallPtrSet<Operation *, 32> needed;
+    SmallVector<Operation *> worklist;
+    for (Operation *op : run)
+      if (isSerialWork(op))
+        worklist.push_back(op);
+    while (!worklist.empty()) {
+      Operation *user = worklist.pop_back_val();
+      user->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (def && inRun.contains(def) && isMovable(def) &&
+              needed.insert(def).second)
+            worklist.push_back(def);
+        }
+      });
+    }
+
+    IRMapping copies;
+    SmallVector<Operation *> copied;
+    for (Operation *op : run) {
+      if (isa<memref::AllocOp>(op))
+        continue; // stays before the kernel
+      if (isa<memref::DeallocOp>(op)) {
+        op->moveBefore(afterParallel);
+        continue;
+      }
+      if (isSerialWork(op)) {
+        op->moveBefore(terminator);
+        continue;
+      }
+      if (!needed.contains(op))
+        continue;
+      b.setInsertionPoint(terminator);
+      b.clone(*op, copies);
+      copied.push_back(op);
+    }
+    // The moved work reads the copies; the originals the host no longer
+    // uses go.
+    parallel.getBody()->walk([&](Operation *inner) {
+      for (OpOperand &operand : inner->getOpOperands())
+        if (Value copy = copies.lookupOrNull(operand.get()))
+          operand.set(copy);
+    });
+    for (Operation *op : llvm::reverse(copied))
+      if (op->use_empty())
+        op->erase();
+    ++numWrapped;
+  }
+};
+
+} // namespace
