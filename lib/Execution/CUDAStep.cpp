@@ -53,8 +53,8 @@ llvm::Expected<recast_device_t> mlir::recast::createCUDADevice(int ordinal) {
 
 namespace {
 // Allocation entry points of the lowered host code, on the current device.
-// Managed memory: the host code's few host-side copies (memrefCopy of
-// strided views) may touch it.
+// Managed memory: the host code may read a scalar from it (the finite flag
+// of dynamic loss scaling), after the synchronous launches that write it.
 void *deviceAlignedAlloc(size_t alignment, size_t size) {
   (void)alignment; // device allocations are 256-byte aligned
   void *ptr = nullptr;
