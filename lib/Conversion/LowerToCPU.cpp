@@ -62,6 +62,7 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   if (options.blasCalls) {
     RecastContractionsToCallsPassOptions calls;
     calls.convolutions = options.convCalls;
+    calls.im2col = options.convIm2col;
     pm.addPass(createRecastContractionsToCallsPass(calls));
   }
 

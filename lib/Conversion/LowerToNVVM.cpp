@@ -174,8 +174,14 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
     pm.addPass(createRecastMemoryPlanPass());
 
   // Contractions go to cuBLASLt through the runtime.
-  if (options.gemmCalls)
-    pm.addPass(createRecastContractionsToCallsPass());
+  // Convolutions and their filter gradients as well, through an im2col
+  // gather kernel.
+  if (options.gemmCalls) {
+    RecastContractionsToCallsPassOptions calls;
+    calls.convolutions = true;
+    calls.im2col = true;
+    pm.addPass(createRecastContractionsToCallsPass(calls));
+  }
 
   // Everything else: parallel loops (parallel dimensions first), tiled so
   // that the inner (tile) loops are the threads of a block and the outer

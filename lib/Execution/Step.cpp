@@ -422,7 +422,8 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       ArrayRef<StepArgument> args, unsigned optLevel,
-                      bool memoryPlan, bool approximateMath, bool convCalls) {
+                      bool memoryPlan, bool approximateMath, bool convCalls,
+                      bool convIm2col) {
   if (optLevel > 3)
     return makeError("-O must be 0, 1, 2 or 3");
   MLIRContext *context = module.getContext();
@@ -455,6 +456,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   lowering.blasCalls = true;
   lowering.approximateMath = approximateMath;
   lowering.convCalls = convCalls;
+  lowering.convIm2col = convIm2col;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
   // The plan's report comes back through a temporary file.

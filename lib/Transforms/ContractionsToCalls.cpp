@@ -577,6 +577,52 @@ void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
   func::CallOp::create(b, loc, callee, args);
 }
 
+/// `form` as a gather of its im2col matrix into a new buffer and one
+/// `recast_gemm` call on it (see the pass description).
+void emitIm2colGemm(OpBuilder &b, Location loc, const ConvForm &form,
+                    func::FuncOp callee, bool overwrite) {
+  MLIRContext *context = b.getContext();
+  Type element = cast<MemRefType>(form.x.getType()).getElementType();
+  auto colType = MemRefType::get(
+      {form.n, form.oh, form.ow, form.kh, form.kw, form.c}, element);
+  Value col = memref::AllocOp::create(b, loc, colType);
+  AffineExpr n, oh, ow, kh, kw, c;
+  bindDims(context, n, oh, ow, kh, kw, c);
+  AffineMap window =
+      AffineMap::get(6, 0,
+                     {n, oh * form.strideH + kh * form.dilationH,
+                      ow * form.strideW + kw * form.dilationW, c},
+                     context);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(6, context);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{form.x}, ValueRange{col},
+      ArrayRef<AffineMap>{window, identity},
+      SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc, args[0]);
+      });
+  int64_t rows = form.n * form.oh * form.ow;
+  int64_t depth = form.kh * form.kw * form.c;
+  bool forward = form.kind == RECAST_CONV2D_FORWARD;
+  // Forward: y[rows, f] = col[rows, depth] w[depth, f]. Filter gradient:
+  // dw[depth, f] = col^T dy[rows, f], col read as A stored k x m.
+  SmallVector<Value> args = {constantI32(b, loc, code(col)),
+                             constantI32(b, loc, code(form.b)),
+                             constantI32(b, loc, code(form.out)),
+                             constantI32(b, loc, forward ? 0 : 1),
+                             constantI32(b, loc, 0),
+                             constantI64(b, loc, 1),
+                             constantI64(b, loc, forward ? rows : depth),
+                             constantI64(b, loc, form.f),
+                             constantI64(b, loc, forward ? depth : rows),
+                             firstElementPointer(b, loc, col),
+                             firstElementPointer(b, loc, form.b),
+                             firstElementPointer(b, loc, form.out),
+                             constantI32(b, loc, overwrite)};
+  func::CallOp::create(b, loc, callee, args);
+  memref::DeallocOp::create(b, loc, col);
+}
+
 struct RecastContractionsToCallsPass
     : public recast::impl::RecastContractionsToCallsPassBase<
           RecastContractionsToCallsPass> {
@@ -632,13 +678,17 @@ struct RecastContractionsToCallsPass
               op->emitRemark("convolution stays a loop nest: ") << convReason;
             continue;
           }
-          FailureOr<func::FuncOp> callee = getCallee(kConv2dName, convType);
+          FailureOr<func::FuncOp> callee = getCallee(
+              im2col ? kGemmName : kConv2dName, im2col ? gemmType : convType);
           if (failed(callee))
             return signalPassFailure();
           // Both kinds write every element of their result.
           bool overwrite = absorbZeroFill(op, conv->out);
           b.setInsertionPoint(op);
-          emitConvCall(b, op.getLoc(), *conv, *callee, overwrite);
+          if (im2col)
+            emitIm2colGemm(b, op.getLoc(), *conv, *callee, overwrite);
+          else
+            emitConvCall(b, op.getLoc(), *conv, *callee, overwrite);
           op->erase();
           continue;
         }

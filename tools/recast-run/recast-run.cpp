@@ -173,6 +173,12 @@ static cl::opt<bool> convCalls(
              "blocks of the im2col matrix in the runtime (recast_conv2d); "
              "--conv-calls=false compiles them to loop nests (CPU only)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> convIm2col(
+    "conv-im2col",
+    cl::desc("With --conv-calls, gather each convolution's whole im2col "
+             "matrix and run one GEMM, the form of the GPU pipeline, instead "
+             "of the runtime's blocked recast_conv2d (CPU only)"),
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<bool> memoryPlan(
     "memory-plan",
     cl::desc("Place the step's buffers at static offsets in one arena "
@@ -482,7 +488,8 @@ static int runMain(int argc, char **argv) {
     compiledCUDA = std::move(*stepOr);
   } else {
     auto stepOr = mlir::recast::CompiledStep::compile(
-        *module, func, args, optLevel, memoryPlan, approximateMath, convCalls);
+        *module, func, args, optLevel, memoryPlan, approximateMath, convCalls,
+        convIm2col);
     if (!stepOr)
       return failWith(stepOr.takeError());
     compiled = std::move(*stepOr);

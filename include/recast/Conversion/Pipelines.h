@@ -55,6 +55,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "`recast_conv2d` (GEMMs over blocks of the im2col "
                      "matrix); off, they become loop nests"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> convIm2col{
+      *this, "conv-im2col",
+      llvm::cl::desc("With conv-calls, gather each convolution's whole im2col "
+                     "matrix in a loop nest and send one `recast_gemm`, the "
+                     "form the GPU pipeline uses, instead of "
+                     "`recast_conv2d`"),
+      llvm::cl::init(false)};
 };
 
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,

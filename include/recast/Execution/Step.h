@@ -145,11 +145,14 @@ public:
   /// erf are polynomial approximations that vectorize
   /// (recast-approximate-math); without, libm calls. With `convCalls` (the
   /// default) 2-D convolutions and their filter gradients run as GEMMs in
-  /// the runtime (`recast_conv2d`); without, as loop nests.
+  /// the runtime (`recast_conv2d`); without, as loop nests. With
+  /// `convIm2col` as well, each is an im2col gather and one `recast_gemm`,
+  /// as on the GPU.
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
           unsigned optLevel = 2, bool memoryPlan = false,
-          bool approximateMath = true, bool convCalls = true);
+          bool approximateMath = true, bool convCalls = true,
+          bool convIm2col = false);
   ~CompiledStep();
 
   /// The plan of the step, when compiled with `memoryPlan` and the plan

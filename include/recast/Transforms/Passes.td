@@ -963,6 +963,14 @@ def RecastContractionsToCallsPass
     The input must be padded already (the windows stay inside it); x and the
     second operand share one element type (f32, f16 or bf16), the result is
     f32, f16 or bf16. Depthwise and FP8 convolutions stay loop nests.
+
+    With `im2col` as well (the GPU pipeline sets it: cuBLASLt has no
+    convolution), each of them becomes instead a loop nest that gathers the
+    whole im2col matrix `col[n, oh, ow, kh, kw, c] = x[n, oh*sh + kh*dh,
+    ow*sw + kw*dw, c]` into a new buffer, and one `recast_gemm` call:
+    `y[N*OH*OW, F] += col[N*OH*OW, KH*KW*C] * w[KH*KW*C, F]` for the
+    convolution, `dw[KH*KW*C, F] += col^T * dy[N*OH*OW, F]` (transposed A)
+    for the filter gradient. The buffer is freed after the call.
   }];
   let options = [
     Option<"reportSkipped", "report-skipped", "bool", /*default=*/"false",
@@ -973,6 +981,9 @@ def RecastContractionsToCallsPass
     Option<"convolutions", "convolutions", "bool", /*default=*/"false",
            "Also rewrite 2-D NHWC/HWCF convolutions and their filter "
            "gradients into calls to `recast_conv2d` (CPU runtime only)">,
+    Option<"im2col", "im2col", "bool", /*default=*/"false",
+           "With `convolutions`: an im2col gather and a `recast_gemm` call "
+           "instead of `recast_conv2d`">,
   ];
   let dependentDialects = [
     "func::FuncDialect", "memref::MemRefDialect", "arith::ArithDialect",
