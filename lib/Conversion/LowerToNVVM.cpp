@@ -170,8 +170,11 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
-  if (options.memoryPlan)
-    pm.addPass(createRecastMemoryPlanPass());
+  if (options.memoryPlan) {
+    RecastMemoryPlanPassOptions plan;
+    plan.report = options.memoryPlanReport;
+    pm.addPass(createRecastMemoryPlanPass(plan));
+  }
 
   // Contractions go to cuBLASLt through the runtime.
   // Convolutions and their filter gradients as well, through an im2col

@@ -52,11 +52,16 @@ llvm::Expected<recast_device_t> mlir::recast::createCUDADevice(int ordinal) {
 }
 
 namespace {
+/// The sizes the running step allocates, when a call wants them.
+thread_local SmallVectorImpl<int64_t> *allocationLog = nullptr;
+
 // Allocation entry points of the lowered host code, on the current device.
 // Managed memory: the host code may read a scalar from it (the finite flag
 // of dynamic loss scaling), after the synchronous launches that write it.
 void *deviceAlignedAlloc(size_t alignment, size_t size) {
   (void)alignment; // device allocations are 256-byte aligned
+  if (allocationLog)
+    allocationLog->push_back(int64_t(size));
   void *ptr = nullptr;
   if (recast_malloc(recast_get_current_device(), size, &ptr) != RECAST_OK) {
     std::string message = recast_last_error();
@@ -134,10 +139,19 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
   lowering.chip = options.chip;
   lowering.features = options.features;
   lowering.format = "fatbin";
-  buildLowerToNVVMPipeline(pm, lowering);
-  if (failed(pm.run(module)))
-    return makeError("compiling @" + entryName + " for CUDA (" + options.chip +
-                     ") failed");
+  auto plan = lowerWithMemoryPlanReport(
+      options.memoryPlan, entryName, [&](StringRef report) -> llvm::Error {
+        lowering.memoryPlan = options.memoryPlan;
+        lowering.memoryPlanReport = report.str();
+        buildLowerToNVVMPipeline(pm, lowering);
+        if (failed(pm.run(module)))
+          return makeError("compiling @" + entryName + " for CUDA (" +
+                           options.chip + ") failed");
+        return llvm::Error::success();
+      });
+  if (!plan)
+    return plan.takeError();
+  step->memoryPlan = *plan;
 
   auto engineOr = createHostExecutionEngine(module, options.optLevel);
   if (!engineOr)
@@ -290,7 +304,10 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
   recast_event_create(device, &start);
   recast_event_create(device, &end);
   recast_event_record(start);
+  lastCallAllocations.clear();
+  allocationLog = &lastCallAllocations;
   llvm::Error err = engine->invokePacked(wrapperName, packed);
+  allocationLog = nullptr;
   recast_event_record(end);
   if (!err && recast_event_elapsed_ms(start, end, &lastDeviceMs) != RECAST_OK)
     err = runtimeError("timing the step");

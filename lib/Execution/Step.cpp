@@ -419,6 +419,26 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
   return engine;
 }
 
+llvm::Expected<std::optional<StepMemoryPlan>>
+mlir::recast::lowerWithMemoryPlanReport(
+    bool memoryPlan, StringRef entryName,
+    llvm::function_ref<llvm::Error(StringRef reportPath)> lower) {
+  if (!memoryPlan) {
+    if (llvm::Error err = lower(""))
+      return std::move(err);
+    return std::nullopt;
+  }
+  // The plan's report comes back through a temporary file.
+  SmallString<128> report;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "recast-memory-plan", "json", report))
+    return makeError("cannot create the memory plan's report: " + ec.message());
+  llvm::scope_exit removeReport([&] { llvm::sys::fs::remove(report); });
+  if (llvm::Error err = lower(report))
+    return std::move(err);
+  return readMemoryPlanReport(report, entryName);
+}
+
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
                       ArrayRef<StepArgument> args, unsigned optLevel,
@@ -459,29 +479,18 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   lowering.convIm2col = convIm2col;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
-  // The plan's report comes back through a temporary file.
-  SmallString<128> planReport;
-  if (memoryPlan) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "recast-memory-plan", "json", planReport))
-      return makeError("cannot create the memory plan's report: " +
-                       ec.message());
-    lowering.memoryPlan = true;
-    lowering.memoryPlanReport = planReport.str().str();
-  }
-  llvm::scope_exit removeReport([&] {
-    if (!planReport.empty())
-      llvm::sys::fs::remove(planReport);
-  });
-  buildLowerToCPUPipeline(pm, lowering);
-  if (failed(pm.run(module)))
-    return makeError("compiling @" + entryName + " for the CPU failed");
-  if (memoryPlan) {
-    auto plan = readMemoryPlanReport(planReport, entryName);
-    if (!plan)
-      return plan.takeError();
-    step->memoryPlan = *plan;
-  }
+  auto plan = lowerWithMemoryPlanReport(
+      memoryPlan, entryName, [&](StringRef report) -> llvm::Error {
+        lowering.memoryPlan = memoryPlan;
+        lowering.memoryPlanReport = report.str();
+        buildLowerToCPUPipeline(pm, lowering);
+        if (failed(pm.run(module)))
+          return makeError("compiling @" + entryName + " for the CPU failed");
+        return llvm::Error::success();
+      });
+  if (!plan)
+    return plan.takeError();
+  step->memoryPlan = *plan;
 
   auto engineOr = createHostExecutionEngine(module, optLevel);
   if (!engineOr)

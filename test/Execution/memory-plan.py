@@ -11,8 +11,6 @@ the updated parameters come back in their argument buffers.
 # RUN: %python %s --recast-run=recast-run --workdir=%t \
 # RUN:   --case=mlp:%examples/mlp/train_step.mlir:full \
 # RUN:   --case=gpt-tiny:%examples/models/gpt-tiny.mlir:0.85 | FileCheck %s
-# RUN: not recast-run %examples/mlp/train_step.mlir --memory-plan --device=cuda 2>&1 | FileCheck %s --check-prefix=CUDA
-# CUDA: recast-run: error: --memory-plan is implemented for --device=cpu only
 # CHECK: PASS mlp plan
 # CHECK: PASS mlp full
 # CHECK: PASS mlp full+plan

@@ -183,7 +183,7 @@ static cl::opt<bool> memoryPlan(
     "memory-plan",
     cl::desc("Place the step's buffers at static offsets in one arena "
              "(recast-memory-plan), allocated once per step; reports the "
-             "arena next to the liveness peak (CPU only)"),
+             "arena next to the liveness peak (on a GPU, in device memory)"),
     cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
@@ -279,8 +279,6 @@ static int runMain(int argc, char **argv) {
     return fail("--steps must be >= 0");
   if (deviceName != "cpu" && deviceName != "cuda")
     return fail("--device must be 'cpu' or 'cuda', got '" + deviceName + "'");
-  if (memoryPlan && deviceName != "cpu")
-    return fail("--memory-plan is implemented for --device=cpu only");
   // Asking for a GPU where there is none fails before anything is compiled.
   recast_device_t cudaDevice = nullptr;
   if (deviceName == "cuda") {
@@ -481,6 +479,7 @@ static int runMain(int argc, char **argv) {
     mlir::recast::CUDAStepOptions cudaOptions;
     cudaOptions.chip = cudaChip;
     cudaOptions.optLevel = optLevel;
+    cudaOptions.memoryPlan = memoryPlan;
     auto stepOr = mlir::recast::CUDAStep::compile(*module, func, args,
                                                   cudaDevice, cudaOptions);
     if (!stepOr)
@@ -497,6 +496,12 @@ static int runMain(int argc, char **argv) {
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();
+
+  // Whether the step runs with a plan that placed some of its buffers.
+  auto hasMemoryPlan = [&] {
+    return compiled ? compiled->getMemoryPlan().has_value()
+                    : compiledCUDA->getMemoryPlan().has_value();
+  };
 
   auto &allocator = ::recast::TrackingAllocator::global();
   int64_t hostArgumentBytes = allocator.currentBytes();
@@ -536,8 +541,10 @@ static int runMain(int argc, char **argv) {
     if (!lossOr)
       return failWith(lossOr.takeError());
     double loss = *lossOr;
-    if (compiled && compiled->getMemoryPlan()) {
-      ArrayRef<int64_t> allocated = compiled->getLastCallAllocations();
+    if (hasMemoryPlan()) {
+      ArrayRef<int64_t> allocated =
+          compiled ? compiled->getLastCallAllocations()
+                   : compiledCUDA->getLastCallAllocations();
       arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
       allocationsPerStep.push_back(int64_t(allocated.size()));
     }
@@ -588,8 +595,9 @@ static int runMain(int argc, char **argv) {
   // entry, the same at every step.
   std::optional<mlir::recast::StepMemoryPlan> plan;
   int64_t measuredArena = 0, maxAllocations = 0;
-  if (compiled && compiled->getMemoryPlan()) {
-    plan = *compiled->getMemoryPlan();
+  if (hasMemoryPlan()) {
+    plan =
+        compiled ? *compiled->getMemoryPlan() : *compiledCUDA->getMemoryPlan();
     for (int64_t arena : arenaPerStep)
       measuredArena = std::max(measuredArena, arena);
     for (int64_t count : allocationsPerStep)

@@ -117,6 +117,11 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Place the buffers at static offsets in one arena "
                      "(recast-memory-plan)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> memoryPlanReport{
+      *this, "memory-plan-report",
+      llvm::cl::desc("With memory-plan, where the plan's JSON report goes "
+                     "(recast-memory-plan{report})"),
+      llvm::cl::init("")};
 };
 
 /// Lowers the same input as the CPU pipeline for NVIDIA GPUs: elementwise

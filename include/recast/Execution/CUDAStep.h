@@ -21,6 +21,8 @@ struct CUDAStepOptions {
   std::string chip = "sm_90";
   std::string features = "+ptx80";
   unsigned optLevel = 2;
+  /// Place the step's buffers in one arena per call (recast-memory-plan).
+  bool memoryPlan = false;
 };
 
 /// Creates the CUDA device `ordinal`, or explains why there is none ("no
@@ -64,6 +66,17 @@ public:
   CopyBytes getFirstCallCopies() const { return firstCallCopies; }
   CopyBytes getLastCallCopies() const { return lastCallCopies; }
 
+  /// The plan of the step, when compiled with `memoryPlan` and the plan
+  /// placed any of its buffers.
+  const std::optional<StepMemoryPlan> &getMemoryPlan() const {
+    return memoryPlan;
+  }
+  /// The device allocations the last call made, in bytes, in order (with a
+  /// memory plan, the arena first).
+  ArrayRef<int64_t> getLastCallAllocations() const {
+    return lastCallAllocations;
+  }
+
 private:
   CUDAStep() = default;
 
@@ -77,6 +90,8 @@ private:
   float lastDeviceMs = 0;
   CopyBytes firstCallCopies, lastCallCopies;
   int64_t numCalls = 0;
+  std::optional<StepMemoryPlan> memoryPlan;
+  SmallVector<int64_t> lastCallAllocations;
 
   /// A device buffer holding one argument contiguously: `data` lies in the
   /// block `allocated`, which this step frees.

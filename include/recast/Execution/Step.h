@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -125,6 +126,14 @@ struct StepMemoryPlan {
   int64_t returnedBuffers = 0;
   int64_t returnedBytes = 0;
 };
+
+/// Runs `lower`, which builds and runs a lowering pipeline; with
+/// `memoryPlan`, it gets the path its recast-memory-plan pass writes its
+/// report to (a temporary file), and the plan of `entryName` is returned
+/// (none when no buffer of it was planned, or without `memoryPlan`).
+llvm::Expected<std::optional<StepMemoryPlan>> lowerWithMemoryPlanReport(
+    bool memoryPlan, StringRef entryName,
+    llvm::function_ref<llvm::Error(StringRef reportPath)> lower);
 
 /// A step compiled for the CPU. Every buffer it allocates goes through
 /// ::recast::TrackingAllocator::global().
