@@ -556,6 +556,18 @@ int64_t recast_memory_peak(recast_device_t device) {
   return device ? device->peak : 0;
 }
 
+int64_t recast_memory_reserved(recast_device_t device) {
+  if (!device)
+    return 0;
+  int64_t reserved = device->backend->reservedBytes();
+  return reserved < 0 ? device->current : reserved;
+}
+
+recast_status recast_memory_release_cached(recast_device_t device) {
+  CHECK_DEVICE(device);
+  return device->backend->releaseCached();
+}
+
 void recast_memory_reset_peak(recast_device_t device) {
   if (device)
     device->peak = device->current;

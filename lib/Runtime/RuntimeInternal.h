@@ -47,6 +47,11 @@ public:
   /// Raw device memory; `what` names the use in out-of-memory messages.
   virtual recast_status allocate(size_t bytes, void **out) = 0;
   virtual recast_status release(void *ptr) = 0;
+  /// Bytes held from the device's allocator, the blocks kept for reuse
+  /// included; -1 when the backend keeps none (the live bytes then).
+  virtual int64_t reservedBytes() const { return -1; }
+  /// Gives the blocks kept for reuse back to the device's allocator.
+  virtual recast_status releaseCached() { return RECAST_OK; }
   virtual recast_status copyToDevice(void *dst, const void *src,
                                      size_t bytes) = 0;
   virtual recast_status copyToHost(void *dst, const void *src,

@@ -722,13 +722,14 @@ static int runMain(int argc, char **argv) {
       mlir::recast::CUDAStep::CopyBytes last =
           compiledCUDA->getLastCallCopies();
       llvm::outs() << llvm::formatv(
-          "device: {0}, peak device memory {1} bytes (runtime), last step "
-          "{2:f3} ms on the device\n"
+          "device: {0}, peak device memory {1} bytes (runtime; {7} bytes "
+          "held from the driver with the freed blocks kept for reuse), last "
+          "step {2:f3} ms on the device\n"
           "host-device copies: first step {3} bytes to the device, {4} back; "
           "last step {5} bytes to the device, {6} back\n",
           recast_device_name(cudaDevice), recast_memory_peak(cudaDevice),
           compiledCUDA->getLastDeviceMs(), first.toDevice, first.toHost,
-          last.toDevice, last.toHost);
+          last.toDevice, last.toHost, recast_memory_reserved(cudaDevice));
     }
     compiledCUDA.reset();
     recast_device_destroy(cudaDevice);

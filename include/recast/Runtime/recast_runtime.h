@@ -129,6 +129,14 @@ size_t recast_arena_used(recast_device_t device);
 int64_t recast_memory_current(recast_device_t device);
 int64_t recast_memory_peak(recast_device_t device);
 void recast_memory_reset_peak(recast_device_t device);
+/* Bytes held from the device's own allocator: on CUDA, the blocks in use
+ * and those freed blocks the runtime keeps to hand out again for the same
+ * size (rounded up to 512 bytes; RECAST_CUDA_CACHING=0 frees them at once);
+ * elsewhere the bytes in use. */
+int64_t recast_memory_reserved(recast_device_t device);
+/* Gives the kept blocks back to the device's allocator (an allocation that
+ * does not fit does it too before failing). */
+recast_status recast_memory_release_cached(recast_device_t device);
 
 /*===------------------------ Modules and launches ------------------------===*/
 

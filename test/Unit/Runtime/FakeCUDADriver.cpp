@@ -11,7 +11,8 @@
 //   RECAST_FAKE_CUDA_IMAGES=accept  modules load, their functions are found,
 //                                   and launches succeed without running.
 //   RECAST_FAKE_CUDA_TRAFFIC=1      at exit, the bytes copied each way
-//                                   between host and device go to stderr.
+//                                   between host and device and the
+//                                   allocations and frees go to stderr.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,12 +38,15 @@ bool acceptImages() {
 
 struct Traffic {
   size_t toDevice = 0, toHost = 0, copiesToDevice = 0, copiesToHost = 0;
+  size_t allocations = 0, frees = 0;
   ~Traffic() {
     if (std::getenv("RECAST_FAKE_CUDA_TRAFFIC"))
       std::fprintf(stderr,
                    "fake CUDA driver: %zu bytes to the device in %zu copies, "
-                   "%zu bytes to the host in %zu copies\n",
-                   toDevice, copiesToDevice, toHost, copiesToHost);
+                   "%zu bytes to the host in %zu copies; %zu allocations, "
+                   "%zu frees\n",
+                   toDevice, copiesToDevice, toHost, copiesToHost, allocations,
+                   frees);
   }
 } traffic;
 } // namespace
@@ -80,6 +84,7 @@ CUresult cuStreamSynchronize(void *) { return 0; }
 CUresult cuMemAlloc_v2(unsigned long long *ptr, size_t bytes) {
   if (bytes > kTotal - used)
     return 2; // CUDA_ERROR_OUT_OF_MEMORY
+  ++traffic.allocations;
   void *p = std::calloc(1, bytes + 16);
   std::memcpy(p, &bytes, sizeof(bytes));
   used += bytes;
@@ -90,6 +95,7 @@ CUresult cuMemAllocManaged(unsigned long long *ptr, size_t bytes, unsigned) {
   return cuMemAlloc_v2(ptr, bytes);
 }
 CUresult cuMemFree_v2(unsigned long long ptr) {
+  ++traffic.frees;
   char *p = reinterpret_cast<char *>(ptr) - 16;
   size_t bytes;
   std::memcpy(&bytes, p, sizeof(bytes));

@@ -71,6 +71,39 @@ TEST_F(FakeCUDATest, OutOfMemoryNamesAskedAndAvailable) {
   EXPECT_EQ(recast_free(device, held), RECAST_OK);
 }
 
+TEST_F(FakeCUDATest, FreedBlocksAreReusedForTheSameSize) {
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  ASSERT_EQ(recast_malloc(device, 1000, &a), RECAST_OK);
+  // Held from the driver: 1000 rounded up to 512-byte granules.
+  EXPECT_EQ(recast_memory_reserved(device), 1024);
+  ASSERT_EQ(recast_free(device, a), RECAST_OK);
+  EXPECT_EQ(recast_memory_current(device), 0);
+  EXPECT_EQ(recast_memory_reserved(device), 1024);
+  // The same rounded size gets the kept block back; another size a new one.
+  ASSERT_EQ(recast_malloc(device, 1020, &b), RECAST_OK);
+  EXPECT_EQ(b, a);
+  ASSERT_EQ(recast_malloc(device, 3000, &c), RECAST_OK);
+  EXPECT_NE(c, a);
+  EXPECT_EQ(recast_memory_reserved(device), 1024 + 3072);
+  EXPECT_EQ(recast_free(device, b), RECAST_OK);
+  EXPECT_EQ(recast_free(device, c), RECAST_OK);
+  EXPECT_EQ(recast_memory_release_cached(device), RECAST_OK);
+  EXPECT_EQ(recast_memory_reserved(device), 0);
+}
+
+TEST_F(FakeCUDATest, KeptBlocksAreGivenBackBeforeRunningOutOfMemory) {
+  // 600 MiB freed and kept: 700 MiB fit only once the kept block is given
+  // back to the driver (1 GiB in all).
+  void *first = nullptr, *second = nullptr;
+  ASSERT_EQ(recast_malloc(device, size_t(600) << 20, &first), RECAST_OK);
+  ASSERT_EQ(recast_free(device, first), RECAST_OK);
+  EXPECT_EQ(recast_memory_reserved(device), int64_t(600) << 20);
+  ASSERT_EQ(recast_malloc(device, size_t(700) << 20, &second), RECAST_OK)
+      << recast_last_error();
+  EXPECT_EQ(recast_memory_reserved(device), int64_t(700) << 20);
+  EXPECT_EQ(recast_free(device, second), RECAST_OK);
+}
+
 TEST_F(FakeCUDATest, ArenaCopiesAndEvents) {
   ASSERT_EQ(recast_arena_create(device, 4096, 256), RECAST_OK);
   void *x;

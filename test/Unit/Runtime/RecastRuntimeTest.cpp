@@ -247,6 +247,8 @@ TEST_F(CPURuntimeTest, MemoryIsTracked) {
   ASSERT_EQ(recast_malloc(device, 24, &b), RECAST_OK);
   EXPECT_EQ(recast_memory_current(device), 1024);
   EXPECT_EQ(recast_allocation_size(device, a), 1000u);
+  // The CPU keeps no freed blocks: what it holds is what is in use.
+  EXPECT_EQ(recast_memory_reserved(device), 1024);
   EXPECT_EQ(recast_allocation_size(device, static_cast<char *>(a) + 4), 0u);
   EXPECT_EQ(recast_allocation_size(nullptr, a), 0u);
   EXPECT_EQ(recast_free(device, a), RECAST_OK);
