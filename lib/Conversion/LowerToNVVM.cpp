@@ -210,6 +210,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(std::make_unique<MergeGPUModulesPass>());
+  pm.addPass(createRecastAsyncLaunchesPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());

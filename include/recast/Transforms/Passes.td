@@ -648,6 +648,48 @@ def RecastWrapSerialCodePass : Pass<"recast-wrap-serial-code", "func::FuncOp"> {
   ];
 }
 
+def RecastAsyncLaunchesPass : Pass<"recast-async-launches", "ModuleOp"> {
+  let summary = "Launch kernels without waiting for each, on the runtime's "
+                "one stream";
+  let description = [{
+    A `gpu.launch_func` without an async token lowers to a launch followed
+    by a stream synchronization: the host waits for every kernel before it
+    issues the next, and a step of a thousand small kernels spends its time
+    in those round trips. recast's runtime runs kernels, cuBLASLt calls and
+    copies on one stream, where they are ordered without waiting. This pass
+    makes the launches of each host block asynchronous, each depending on
+    the one before (the first on a `gpu.wait async`), and inserts one
+    blocking `gpu.wait` where the host needs the results: before an op that
+    may touch memory itself (a load of the loss scale's finite flag, a copy,
+    a call of anything but the runtime's `recast_*` entry points) and at the
+    end of the block. Allocations, deallocations (the runtime keeps freed
+    blocks for the same stream), runtime calls and scalar code run while the
+    kernels are in flight.
+
+    ```mlir
+    gpu.launch_func @k::@a blocks in (...) threads in (...) args(...)
+    func.call @recast_gemm(...)
+    gpu.launch_func @k::@b blocks in (...) threads in (...) args(...)
+    return
+    // becomes
+    %0 = gpu.wait async
+    %1 = gpu.launch_func async [%0] @k::@a ...
+    func.call @recast_gemm(...)
+    %2 = gpu.launch_func async [%1] @k::@b ...
+    gpu.wait [%2]
+    return
+    ```
+
+    The GPU pipeline runs it after outlining; `gpu-to-llvm` then passes the
+    runtime's stream to every launch and synchronizes it at each wait.
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numAsync", "num-async", "Launches made asynchronous">,
+    Statistic<"numWaits", "num-waits", "Blocking waits inserted">,
+  ];
+}
+
 def RecastStripAnnotationsPass : Pass<"recast-strip-annotations", "ModuleOp"> {
   let summary = "Remove recast's discardable attributes once they are consumed";
   let description = [{

@@ -13,7 +13,7 @@
 // CHECK-NOT: memref.
 // CHECK-LABEL: llvm.func @add_round
 // CHECK: llvm.call @_mlir_memref_to_llvm_aligned_alloc
-// CHECK: gpu.launch_func @add_round_kernel::@add_round_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @add_round_kernel::@add_round_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
 // CHECK: gpu.binary @add_round_kernel [#gpu.object<#nvvm.target<chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "
 
 // PTX: .version 8.0

@@ -9,8 +9,8 @@
 // CHECK-NOT: recast.
 // CHECK-NOT: linalg.
 // CHECK-LABEL: llvm.func @draw
-// CHECK: gpu.launch_func @recast_kernels::@draw_kernel blocks
-// CHECK: gpu.launch_func @recast_kernels::@draw_kernel_0 blocks
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @recast_kernels::@draw_kernel blocks
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @recast_kernels::@draw_kernel_0 blocks
 // CHECK: gpu.binary @recast_kernels
 
 // PTX: .visible .entry draw_kernel(

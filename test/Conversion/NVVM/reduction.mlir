@@ -7,8 +7,8 @@
 
 /// The fill and the reduction are two kernels of one GPU module.
 // CHECK-LABEL: llvm.func @row_max
-// CHECK: gpu.launch_func @recast_kernels::@row_max_kernel blocks
-// CHECK: gpu.launch_func @recast_kernels::@row_max_kernel_0 blocks
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @recast_kernels::@row_max_kernel blocks
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @recast_kernels::@row_max_kernel_0 blocks
 // CHECK: gpu.binary @recast_kernels
 // CHECK-NOT: gpu.binary
 

@@ -6,7 +6,8 @@
   gpu_objects.py info-file OBJ   the info line of a file holding one object
   gpu_objects.py host FILE   what the host code does beside launching kernels:
                              its branches (loops, conditions), the loads and
-                             stores it makes itself, its launches and calls
+                             stores it makes itself, its launches and calls,
+                             and its waits for the kernels
 
 The object is the string attribute of #gpu.object (`assembly = "..."`, `bin =
 "..."` or a bare string for fatbin/offload), escaped the way MLIR prints
@@ -77,6 +78,8 @@ def host_summary(path):
         "gemm-calls": text.count("llvm.call @recast_gemm("),
         "memref-copies": text.count("llvm.call @memrefCopy(")
         + text.count("llvm.intr.memcpy"),
+        # Where the host waits for the kernels launched before.
+        "waits": text.count("llvm.call @mgpuStreamSynchronize("),
     }
     print("host: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
