@@ -316,13 +316,13 @@ public:
     d.cuCtxSetCurrent(context);
     if (stream)
       d.cuStreamSynchronize(stream);
-    releaseCached();
     if (ltHandle)
       getLt().destroy(ltHandle);
     if (workspace)
       d.cuMemFree(workspace);
     if (scratch)
-      d.cuMemFree(scratch);
+      release(reinterpret_cast<void *>(scratch));
+    releaseCached();
     if (stream)
       d.cuStreamDestroy(stream);
     if (context)
@@ -611,7 +611,7 @@ recast_status CUDABackend::transposeBytes(const void *b, int64_t batch,
   size_t bytes = size_t(batch * k * n);
   if (bytes > scratchBytes) {
     if (scratch)
-      d.cuMemFree(scratch);
+      release(reinterpret_cast<void *>(scratch));
     scratch = 0;
     scratchBytes = 0;
     if (recast_status status =

@@ -160,9 +160,13 @@ bool isSerialWork(Operation *op) {
   auto loop = dyn_cast<scf::ForOp>(op);
   if (!loop || loop.getNumResults() != 0)
     return false;
-  bool hasParallel = false;
-  loop.walk([&](scf::ParallelOp) { hasParallel = true; });
-  return !hasParallel;
+  // Only loads, stores and arithmetic can go to the device.
+  bool hostOnly = false;
+  loop.walk([&](Operation *nested) {
+    hostOnly |= isa<scf::ParallelOp, CallOpInterface, memref::AllocOp,
+                    memref::DeallocOp, memref::CopyOp>(nested);
+  });
+  return !hostOnly;
 }
 
 /// Static allocations and deallocations, which a run moves around itself.
@@ -189,26 +193,32 @@ struct RecastWrapSerialCodePass
     return value;
   }
 
-  /// Whether an op in [from, to) may write `buffer` (or calls anything).
-  static bool mayWriteBetween(Operation *from, Operation *to, Value buffer) {
-    bool writes = false;
-    for (Operation *op = from; op && op != to && !writes;
-         op = op->getNextNode())
+  /// Whether an op in [from, to] may write or free `buffer` (or calls
+  /// anything, or has effects it does not describe).
+  static bool mayChangeBetween(Operation *from, Operation *to, Value buffer) {
+    bool changes = false;
+    for (Operation *op = from; op && !changes; op = op->getNextNode()) {
       op->walk([&](Operation *nested) {
         if (isa<CallOpInterface>(nested)) {
-          writes = true;
+          changes = true;
           return;
         }
         auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
-        if (!effects)
+        if (!effects) {
+          changes |= !nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
           return;
+        }
         for (Value operand : nested->getOperands())
           if (isa<MemRefType>(operand.getType()) &&
               baseBuffer(operand) == baseBuffer(buffer) &&
-              effects.getEffectOnValue<MemoryEffects::Write>(operand))
-            writes = true;
+              (effects.getEffectOnValue<MemoryEffects::Write>(operand) ||
+               effects.getEffectOnValue<MemoryEffects::Free>(operand)))
+            changes = true;
       });
-    return writes;
+      if (op == to)
+        break;
+    }
+    return changes;
   }
 
   /// A scalar read or computed on the host only for kernels (an FP8 scale
@@ -227,8 +237,10 @@ struct RecastWrapSerialCodePass
         auto kernel = dyn_cast_or_null<scf::ParallelOp>(
             block.findAncestorOpInBlock(*user));
         auto load = dyn_cast<memref::LoadOp>(op);
-        if (!kernel || (load && mayWriteBetween(op->getNextNode(), kernel,
-                                                load.getMemRef()))) {
+        // The kernel itself must not write the buffer either: the copy
+        // reads it inside.
+        if (!kernel || (load && mayChangeBetween(op->getNextNode(), kernel,
+                                                 load.getMemRef()))) {
           onlyKernels = false;
           break;
         }

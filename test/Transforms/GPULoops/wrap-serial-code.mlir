@@ -155,3 +155,39 @@ func.func @scale(%scale: memref<f32>, %x: memref<8x8xf32>, %y: memref<8x8xf32>, 
   }
   return
 }
+
+// -----
+
+/// A load stays on the host when its buffer is freed before the kernel
+/// that uses it, or when that kernel writes the buffer itself.
+// CHECK-LABEL: func.func @kept_loads
+// CHECK: %[[S:.*]] = memref.load %[[TMP:.*]][] : memref<f32>
+// CHECK-NEXT: memref.dealloc %[[TMP]]
+// CHECK: %[[M:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<8xf32>
+// CHECK-NEXT: scf.parallel
+// CHECK-NOT: memref.load %{{.*}}[] : memref<f32>
+// CHECK: arith.mulf %{{.*}}, %[[S]]
+// CHECK: scf.parallel
+// CHECK: arith.divf %{{.*}}, %[[M]]
+func.func @kept_loads(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %tmp = memref.alloc() : memref<f32>
+  %s = memref.load %tmp[] : memref<f32>
+  memref.dealloc %tmp : memref<f32>
+  %m = memref.load %x[%c0] : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %p = arith.mulf %v, %s : f32
+    memref.store %p, %y[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %q = arith.divf %v, %m : f32
+    memref.store %q, %x[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
