@@ -194,10 +194,21 @@ struct RecastWrapSerialCodePass
   }
 
   /// Whether an op in [from, to] may write or free `buffer` (or calls
-  /// anything, or has effects it does not describe).
-  static bool mayChangeBetween(Operation *from, Operation *to, Value buffer) {
+  /// anything, or has effects it does not describe). Deallocations of the
+  /// buffer itself in the same block are put in `deallocs` instead, when
+  /// given: the caller can move them later.
+  static bool
+  mayChangeBetween(Operation *from, Operation *to, Value buffer,
+                   SmallVectorImpl<memref::DeallocOp> *deallocs = nullptr) {
     bool changes = false;
     for (Operation *op = from; op && !changes; op = op->getNextNode()) {
+      auto dealloc = dyn_cast<memref::DeallocOp>(op);
+      if (deallocs && dealloc && dealloc.getMemref() == baseBuffer(buffer)) {
+        deallocs->push_back(dealloc);
+        if (op == to)
+          break;
+        continue;
+      }
       op->walk([&](Operation *nested) {
         if (isa<CallOpInterface>(nested)) {
           changes = true;
@@ -233,20 +244,30 @@ struct RecastWrapSerialCodePass
         candidates.push_back(&op);
     for (Operation *op : llvm::reverse(candidates)) {
       bool onlyKernels = !op->use_empty();
+      // A buffer freed before the kernels that now read it (the host loaded
+      // its value first) is freed after the last of them instead.
+      SmallVector<memref::DeallocOp> deallocs;
+      Operation *lastKernel = nullptr;
       for (Operation *user : op->getUsers()) {
         auto kernel = dyn_cast_or_null<scf::ParallelOp>(
             block.findAncestorOpInBlock(*user));
         auto load = dyn_cast<memref::LoadOp>(op);
         // The kernel itself must not write the buffer either: the copy
         // reads it inside.
-        if (!kernel || (load && mayChangeBetween(op->getNextNode(), kernel,
-                                                 load.getMemRef()))) {
+        if (!kernel ||
+            (load && mayChangeBetween(op->getNextNode(), kernel,
+                                      load.getMemRef(), &deallocs))) {
           onlyKernels = false;
           break;
         }
+        if (!lastKernel || lastKernel->isBeforeInBlock(kernel))
+          lastKernel = kernel;
       }
       if (!onlyKernels)
         continue;
+      for (memref::DeallocOp dealloc : deallocs)
+        if (dealloc->isBeforeInBlock(lastKernel))
+          dealloc->moveAfter(lastKernel);
       // One copy per block of a kernel that uses the value, before the
       // first use there (the innermost loop body: nothing is put between
       // the nested parallel loops of a kernel).

@@ -158,18 +158,24 @@ func.func @scale(%scale: memref<f32>, %x: memref<8x8xf32>, %y: memref<8x8xf32>, 
 
 // -----
 
-/// A load stays on the host when its buffer is freed before the kernel
-/// that uses it, or when that kernel writes the buffer itself.
-// CHECK-LABEL: func.func @kept_loads
-// CHECK: %[[S:.*]] = memref.load %[[TMP:.*]][] : memref<f32>
-// CHECK-NEXT: memref.dealloc %[[TMP]]
+/// A load moves into the kernels that use it when its buffer is freed
+/// between them: the deallocation moves after the last of those kernels. A
+/// load stays on the host when the kernel that uses it writes the buffer.
+// CHECK-LABEL: func.func @freed_and_written_loads
+// CHECK-NOT: memref.load %{{.*}}[] : memref<f32>
 // CHECK: %[[M:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<8xf32>
 // CHECK-NEXT: scf.parallel
-// CHECK-NOT: memref.load %{{.*}}[] : memref<f32>
-// CHECK: arith.mulf %{{.*}}, %[[S]]
+// CHECK: %[[S1:.*]] = memref.load %[[TMP:.*]][] : memref<f32>
+// CHECK: arith.mulf %{{.*}}, %[[S1]]
 // CHECK: scf.parallel
 // CHECK: arith.divf %{{.*}}, %[[M]]
-func.func @kept_loads(%x: memref<8xf32>, %y: memref<8xf32>) {
+// CHECK: %[[S2:.*]] = memref.load %[[TMP]][] : memref<f32>
+// CHECK: arith.addf %{{.*}}, %[[S2]]
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[TMP]]
+// CHECK-NEXT: return
+func.func @freed_and_written_loads(%x: memref<8xf32>, %y: memref<8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -186,7 +192,8 @@ func.func @kept_loads(%x: memref<8xf32>, %y: memref<8xf32>) {
   scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
     %v = memref.load %x[%i] : memref<8xf32>
     %q = arith.divf %v, %m : f32
-    memref.store %q, %x[%i] : memref<8xf32>
+    %r = arith.addf %q, %s : f32
+    memref.store %r, %x[%i] : memref<8xf32>
     scf.reduce
   }
   return
