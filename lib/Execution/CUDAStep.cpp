@@ -261,6 +261,16 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
   // The batch every call; the parameters and state at the first.
   if (deviceValues.empty())
     deviceValues.resize(args.size());
+  if (!hasDeviceValues) {
+    uploadedScalars.clear();
+    for (const StepArgument &arg : args)
+      if (arg.role != ArgumentRole::Batch && arg.shape.empty()) {
+        const char *data = values[arg.position].data();
+        uploadedScalars.emplace_back(
+            arg.position,
+            SmallVector<char>(data, data + values[arg.position].sizeInBytes()));
+      }
+  }
   for (const StepArgument &arg : args) {
     DeviceBuffer &buffer = deviceValues[arg.position];
     const HostTensor &value = values[arg.position];
@@ -320,13 +330,9 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
       err = makeError(llvm::formatv("the step failed on the device ({0}): {1}",
                                     recast_status_name(status),
                                     recast_last_error()));
-  // The step may have written its arguments in place: the next call starts
-  // again from the caller's values.
-  if (err) {
-    hasDeviceValues = false;
-    return std::move(err);
-  }
 
+  // A step that ran its host code to the end (a kernel failed) filled in its
+  // results; one that did not left them zero, and there is nothing to free.
   SmallVector<ReturnedMemRef> returned;
   int64_t *word = results.data();
   for (ArrayRef<int64_t> shape : resultShapes) {
@@ -360,10 +366,18 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
       if (!used.contains(block))
         unused.push_back(block);
     freeBlocks(unused);
-    if (e)
+    // The step may have written its arguments in place: the next call
+    // starts again from the caller's values, whose scalars go back to what
+    // the device was given with the rest.
+    if (e) {
       hasDeviceValues = false;
+      for (auto &[position, bytes] : uploadedScalars)
+        std::memcpy(values[position].data(), bytes.data(), bytes.size());
+    }
     return e;
   };
+  if (err)
+    return finish(std::move(err));
 
   HostTensor loss;
   if (llvm::Error e = downloadMemRef(device, returned[0], resultElements[0],

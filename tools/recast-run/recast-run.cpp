@@ -40,6 +40,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -287,6 +288,12 @@ static int runMain(int argc, char **argv) {
       return fail("--device=cuda: " + llvm::toString(deviceOr.takeError()));
     cudaDevice = *deviceOr;
   }
+  // The device goes last, on every path out (after the step, which is
+  // declared later and holds blocks of it): its blocks return to the driver.
+  auto destroyDevice = llvm::make_scope_exit([&] {
+    if (cudaDevice)
+      recast_device_destroy(cudaDevice);
+  });
   bool json = reportFormat == "json";
   if (!json && reportFormat != "text")
     return fail("--report must be 'text' or 'json', got '" + reportFormat +
@@ -731,8 +738,6 @@ static int runMain(int argc, char **argv) {
           compiledCUDA->getLastDeviceMs(), first.toDevice, first.toHost,
           last.toDevice, last.toHost, recast_memory_reserved(cudaDevice));
     }
-    compiledCUDA.reset();
-    recast_device_destroy(cudaDevice);
   }
   for (HostTensor &value : values)
     value.release();

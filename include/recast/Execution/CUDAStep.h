@@ -46,8 +46,10 @@ public:
   /// and its loss and nothing else. The rank-0 state (loss scale, growth
   /// counter, step counts) is still copied back into `values` at each call;
   /// the other parameters and state in `values` keep their first values
-  /// until `download`. After a failed call, the next starts again from
-  /// `values`. Returns the loss.
+  /// until `download`. A failed call frees what the step allocated, puts
+  /// the rank-0 values back to those of the last upload of everything, so
+  /// that `values` hold one consistent set again, and the next call starts
+  /// from them. Returns the loss.
   llvm::Expected<double> call(MutableArrayRef<::recast::HostTensor> values);
 
   /// Copies the parameters and state held on the device into `values`
@@ -104,6 +106,10 @@ private:
   /// and the batch buffers that every call overwrites.
   SmallVector<DeviceBuffer> deviceValues;
   bool hasDeviceValues = false;
+  /// The rank-0 parameters and state as uploaded with the rest, by argument
+  /// position: a failed call puts them back into the caller's values, which
+  /// the next call uploads again.
+  SmallVector<std::pair<unsigned, SmallVector<char>>> uploadedScalars;
 
   void freeBlocks(ArrayRef<void *> blocks);
 };

@@ -13,6 +13,8 @@
 //   RECAST_FAKE_CUDA_TRAFFIC=1      at exit, the bytes copied each way
 //                                   between host and device and the
 //                                   allocations and frees go to stderr.
+//   RECAST_FAKE_CUDA_FAIL_LAUNCH=N  the N-th launch (from 1) fails with
+//                                   CUDA_ERROR_LAUNCH_FAILED.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,6 +151,10 @@ CUresult cuModuleUnload(void *) { return 0; }
 CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *, void **,
                         void **) {
+  static long launches = 0;
+  const char *failing = std::getenv("RECAST_FAKE_CUDA_FAIL_LAUNCH");
+  if (failing && ++launches == std::atol(failing))
+    return 719;                    // CUDA_ERROR_LAUNCH_FAILED
   return acceptImages() ? 0 : 400; // CUDA_ERROR_INVALID_HANDLE
 }
 CUresult cuEventCreate(void **event, unsigned) {
@@ -174,6 +180,7 @@ CUresult cuGetErrorName(CUresult result, const char **name) {
   *name = result == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
           : result == 200 ? "CUDA_ERROR_INVALID_IMAGE"
           : result == 400 ? "CUDA_ERROR_INVALID_HANDLE"
+          : result == 719 ? "CUDA_ERROR_LAUNCH_FAILED"
                           : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
