@@ -1,6 +1,7 @@
 """Bytes and pass time of mixed precision on the zoo's large models.
 
-For each model and compute type (FP32, bf16, f16, fp8): the parameter bytes,
+For each model and compute type (FP32, bf16, f16, fp8, and fp8+bf16: FP8
+layers among bf16 ops, fp8-other-type=bf16): the parameter bytes,
 the activation bytes the forward saves for the backward (and apart, the
 parameter copies it saves) and those live at the peak, and the peak of the
 differentiated @train_step, from
@@ -20,7 +21,8 @@ import subprocess
 
 MODELS = ["gpt-gpt2-small", "resnet18-paper", "vgg16-paper",
           "mobilenetv2-paper", "unet-paper"]
-TYPES = ["fp32", "bf16", "f16", "fp8"]
+TYPES = ["fp32", "bf16", "f16", "fp8", "fp8+bf16"]
+PASS_OPTIONS = {"fp8+bf16": "compute-type=fp8 fp8-other-type=bf16"}
 
 
 def measure(recast_opt, path, compute_type):
@@ -28,7 +30,9 @@ def measure(recast_opt, path, compute_type):
     if compute_type == "fp32":
         command.append("--recast-autodiff")
     else:
-        command.append(f"--recast-mixed-precision=compute-type={compute_type}")
+        options = PASS_OPTIONS.get(compute_type,
+                                   f"compute-type={compute_type}")
+        command.append(f"--recast-mixed-precision={options}")
     command += ["--recast-memory-report=report=-", "-o", os.devnull,
                 "--mlir-timing", "--mlir-timing-display=list"]
     run = subprocess.run(command, capture_output=True, text=True)

@@ -214,11 +214,12 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
                      "type (bf16 or f16) with it");
   bool anyFP8Option = options.fp8Recipe || options.fp8Contractions ||
                       options.amaxHistory || options.margin ||
-                      options.fp8KeepFirstLast;
+                      options.fp8KeepFirstLast || options.fp8OtherType;
   if (anyFP8Option && options.mixedPrecision != "fp8")
     return makeError(
         "the FP8 options (fp8-recipe, amax-history, margin, "
-        "fp8-contractions, fp8-keep-first-last) apply to mixed precision "
+        "fp8-contractions, fp8-keep-first-last, fp8-other-type) apply to "
+        "mixed precision "
         "with compute type fp8, " +
         (options.mixedPrecision.empty()
              ? std::string("and none was given")
@@ -244,6 +245,8 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       mp.margin = *options.margin;
     if (options.fp8KeepFirstLast)
       mp.fp8KeepFirstLast = *options.fp8KeepFirstLast;
+    if (options.fp8OtherType)
+      mp.fp8OtherType = *options.fp8OtherType;
     if (options.savedActivations)
       mp.savedActivations = *options.savedActivations;
     mixed.addPass(createRecastMixedPrecisionPass(mp));

@@ -107,6 +107,26 @@ getMultipliedInputs(linalg::LinalgOp op) {
   return std::make_pair(a, b);
 }
 
+/// The FP32 tensor `value` is a bf16 (or f16) copy of, when an elementwise
+/// `arith.truncf` made it; otherwise `value`. Quantizing the FP32 tensor
+/// rounds once.
+Value getRoundingSource(Value value) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return value;
+  Block *body = generic.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
+  if (!trunc || trunc.getIn() != body->getArgument(0) ||
+      &body->front() != trunc.getOperation())
+    return value;
+  Value source = generic.getDpsInputOperand(0)->get();
+  return getElementTypeOrSelf(source.getType()).isF32() ? source : value;
+}
+
 /// True if `value` is a tensor of zeros (a fill of 0 or a zero constant).
 bool isZeroTensor(Value value) {
   if (auto fill = value.getDefiningOp<linalg::FillOp>())
@@ -158,6 +178,7 @@ private:
   LogicalResult rewriteContraction(linalg::LinalgOp op, FP8Contraction &entry);
   void rebuildBody(linalg::LinalgOp op);
   void emitStateUpdates();
+  void forgetAndErase(Operation *op);
   std::string describe(Value value) const;
 
   mutable func::FuncOp func;
@@ -272,6 +293,14 @@ void FP8Rewriter::rebuildBody(linalg::LinalgOp op) {
     OpBuilder bb = OpBuilder::atBlockBegin(body);
     Value widened = arith::ExtFOp::create(bb, op.getLoc(), old, arg);
     arg.replaceAllUsesExcept(widened, widened.getDefiningOp());
+    // A bf16 input (fp8-other-type) was widened to f32 in the body: widen
+    // the FP8 value to f32 at once (exact either way), the form the
+    // contraction matchers know.
+    for (Operation *user : llvm::make_early_inc_range(widened.getUsers()))
+      if (auto ext = dyn_cast<arith::ExtFOp>(user))
+        ext.getInMutable().assign(arg);
+    if (widened.use_empty())
+      widened.getDefiningOp()->erase();
   }
 }
 
@@ -285,12 +314,17 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
   OpOperand *init = op.getDpsInitOperand(0);
   for (OpOperand *operand : {inputs->first, inputs->second, init}) {
     Type type = operand->get().getType();
-    if (!isa<RankedTensorType>(type) || !getElementTypeOrSelf(type).isF32())
+    Type element = getElementTypeOrSelf(type);
+    bool accepted = element.isF32() || (config.otherType && operand != init &&
+                                        element == Type(config.otherType));
+    if (!isa<RankedTensorType>(type) || !accepted)
       return op->emitOpError()
              << "has operand #" << operand->getOperandNumber() << " of type "
              << type
              << "; compute-type=fp8 quantizes f32 contractions (FP32 inputs "
-                "and accumulator)";
+                "and accumulator"
+             << (config.otherType ? ", or inputs of fp8-other-type" : "")
+             << ")";
   }
   MLIRContext *ctx = op->getContext();
   FloatType e4m3 = Float8E4M3FNType::get(ctx);
@@ -301,13 +335,32 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
   // Forward values (the loss depends on them) in E4M3, gradients in E5M2.
   SmallVector<Site *, 2> used;
   for (OpOperand *input : {inputs->first, inputs->second}) {
-    Value value = input->get();
+    Value value = getRoundingSource(input->get());
     Site &site = getSite(value, forward.contains(value) ? e4m3 : e5m2, op);
     used.push_back(&site);
     entry.sites.push_back(site.reportIndex);
   }
+  SmallVector<Operation *> replaced;
+  for (OpOperand *input : {inputs->first, inputs->second})
+    if (Operation *def = input->get().getDefiningOp();
+        def && !llvm::is_contained(replaced, def))
+      replaced.push_back(def);
   inputs->first->set(used[0]->quantized);
   inputs->second->set(used[1]->quantized);
+  // A bf16 copy (fp8-other-type) that only this contraction read goes, with
+  // the empty tensor it was written into.
+  for (Operation *def : replaced) {
+    if (!isOpTriviallyDead(def))
+      continue;
+    SmallVector<Operation *> inits;
+    for (Value operand : def->getOperands())
+      if (Operation *init = operand.getDefiningOp<tensor::EmptyOp>())
+        inits.push_back(init);
+    forgetAndErase(def);
+    for (Operation *init : inits)
+      if (isOpTriviallyDead(init))
+        forgetAndErase(init);
+  }
   // Scalar ops autodiff left unused in the body (it recomputes the forward
   // body in each gradient op) do not make an input read.
   SmallVector<Operation *> scalars;
@@ -371,6 +424,14 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
     forward.insert(dequant->getResult(0));
   opIndex[dequant] = opIndex.lookup(op);
   return success();
+}
+
+void FP8Rewriter::forgetAndErase(Operation *op) {
+  // Nothing created later may be taken for it.
+  for (Value result : op->getResults())
+    forward.erase(result);
+  opIndex.erase(op);
+  op->erase();
 }
 
 void FP8Rewriter::emitStateUpdates() {
@@ -466,7 +527,8 @@ LogicalResult FP8Rewriter::run() {
     if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
       parameterViews.insert(arg);
   for (Operation &op : body.without_terminator())
-    if (classOf(&op) == PrecisionClass::CastFree &&
+    if ((classOf(&op) == PrecisionClass::CastFree ||
+         classOf(&op) == PrecisionClass::Cast) &&
         llvm::any_of(op.getOperands(),
                      [&](Value v) { return parameterViews.contains(v); }))
       for (Value result : op.getResults())
@@ -616,7 +678,9 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
       });
   if (!hasParams) {
     report.skippedReason =
-        "not a training step (no recast.param argument): FP32";
+        std::string("not a training step (no recast.param argument): ") +
+        (config.otherType ? typeName(config.otherType) + " (fp8-other-type)"
+                          : std::string("FP32"));
     return report;
   }
   if (auto attr = func->getAttr(RecastDialect::kPrecisionAttrName)) {
@@ -683,6 +747,10 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                      config.contractions == FP8Config::Contractions::Layers
                          ? "layers"
                          : "all");
+      json.attribute("fp8_other_type",
+                     config.otherType ? typeName(config.otherType) : "f32");
+      if (config.otherOpsReport)
+        json.attributeObject("other_ops", [&] { config.otherOpsReport(json); });
       json.attributeArray("functions", [&] {
         for (const FP8FunctionReport &fn : reports) {
           json.object([&] {

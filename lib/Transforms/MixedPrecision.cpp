@@ -649,10 +649,17 @@ struct RecastMixedPrecisionPass
   }
 
   void runOnOperation() override;
+  /// Decides and applies the precision of every op for `lowType`.
+  LogicalResult applyLowPrecision(FloatType lowType,
+                                  const PrecisionPolicy &policyRules,
+                                  std::vector<FunctionReport> &reports);
   void writeReport(ArrayRef<FunctionReport> reports);
 };
 
 } // namespace
+
+static void emitFunctionReports(llvm::json::OStream &json,
+                                ArrayRef<FunctionReport> reports);
 
 void RecastMixedPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -679,14 +686,25 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   if (!fp8 && (fp8Recipe != "delayed" || amaxHistory != 1024 || margin != 0 ||
-               fp8Contractions != "layers" || fp8KeepFirstLast)) {
+               fp8Contractions != "layers" || fp8KeepFirstLast ||
+               fp8OtherType != "f32")) {
     emitError(module.getLoc())
         << "--recast-mixed-precision: fp8-recipe, amax-history, margin, "
-           "fp8-contractions and fp8-keep-first-last apply to "
-           "compute-type=fp8, not '"
+           "fp8-contractions, fp8-keep-first-last and fp8-other-type apply "
+           "to compute-type=fp8, not '"
         << computeType << "'";
     return signalPassFailure();
   }
+  if (fp8OtherType != "f32" && fp8OtherType != "bf16") {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: fp8-other-type='" << fp8OtherType
+        << "' is not supported; use f32 or bf16";
+    return signalPassFailure();
+  }
+  // FP8 contractions among bf16 ops: the bf16 policy decides every op
+  // first, then the contractions it runs in bf16 are quantized.
+  if (fp8 && fp8OtherType == "bf16")
+    lowType = BFloat16Type::get(ctx);
   if (savedActivations != "compute-type" && savedActivations != "as-computed") {
     emitError(module.getLoc())
         << "--recast-mixed-precision: saved-activations='" << savedActivations
@@ -747,21 +765,34 @@ void RecastMixedPrecisionPass::runOnOperation() {
     if (failed(differentiateValueAndGrad(op, symbols)))
       return signalPassFailure();
 
+  std::vector<FunctionReport> reports;
+  if (lowType && failed(applyLowPrecision(lowType, policyRules, reports)))
+    return signalPassFailure();
   if (fp8) {
     fp8Config.policy = &policyRules;
+    fp8Config.otherType = lowType;
+    if (lowType)
+      fp8Config.otherOpsReport = [&](llvm::json::OStream &json) {
+        emitFunctionReports(json, reports);
+      };
     if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
       signalPassFailure();
     return;
   }
+  if (!report.empty())
+    writeReport(reports);
+}
 
-  std::vector<FunctionReport> reports;
-  for (auto func : module.getOps<func::FuncOp>()) {
+LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
+    FloatType lowType, const PrecisionPolicy &policyRules,
+    std::vector<FunctionReport> &reports) {
+  for (auto func : getOperation().getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     eraseDeadScalarOps(func);
     MixedPrecisionAnalysis analysis(func, lowType, &policyRules);
     if (analysis.failed())
-      return signalPassFailure();
+      return failure();
     FunctionReport fnReport;
     fnReport.name = func.getSymName().str();
     fnReport.lowType = analysis.getLowType();
@@ -808,8 +839,59 @@ void RecastMixedPrecisionPass::runOnOperation() {
     fnReport.bytesAfter = getActivationBytes(func);
     reports.push_back(std::move(fnReport));
   }
-  if (!report.empty())
-    writeReport(reports);
+  return success();
+}
+
+/// The "functions" array of the report: each op's precision and rule, and
+/// the casts.
+static void emitFunctionReports(llvm::json::OStream &json,
+                                ArrayRef<FunctionReport> reports) {
+  json.attributeArray("functions", [&] {
+    for (const FunctionReport &fn : reports) {
+      json.object([&] {
+        json.attribute("function", fn.name);
+        json.attribute("compute_type",
+                       fn.lowType ? typeName(fn.lowType) : std::string("f32"));
+        int64_t inserted = 0, folded = 0;
+        for (const CastRecord &cast : fn.casts)
+          ++(cast.folded ? folded : inserted);
+        json.attribute("casts_inserted", inserted);
+        json.attribute("casts_folded", folded);
+        json.attribute("activation_bytes_before", fn.bytesBefore);
+        json.attribute("activation_bytes_after", fn.bytesAfter);
+        json.attribute("bytes_saved", fn.bytesBefore - fn.bytesAfter);
+        json.attributeArray("ops", [&] {
+          for (const FunctionReport::OpEntry &op : fn.ops) {
+            json.object([&] {
+              json.attribute("index", op.index);
+              json.attribute("op", op.op);
+              if (!op.loc.empty())
+                json.attribute("loc", op.loc);
+              json.attribute("class", op.cls);
+              json.attribute("precision", op.precision);
+              if (op.contraction)
+                json.attribute("accumulator", "f32");
+              json.attribute("stored", op.stored);
+              json.attribute("bytes", op.bytes);
+              json.attribute("rule", op.rule);
+            });
+          }
+        });
+        json.attributeArray("casts", [&] {
+          for (const CastRecord &cast : fn.casts) {
+            json.object([&] {
+              json.attribute("source", cast.source);
+              json.attribute("from", typeName(cast.from));
+              json.attribute("to", typeName(cast.to));
+              json.attribute("bytes", cast.bytes);
+              json.attribute("folded", cast.folded);
+              json.attribute("reason", cast.reason);
+            });
+          }
+        });
+      });
+    }
+  });
 }
 
 void RecastMixedPrecisionPass::writeReport(ArrayRef<FunctionReport> reports) {
@@ -818,52 +900,7 @@ void RecastMixedPrecisionPass::writeReport(ArrayRef<FunctionReport> reports) {
         json.object([&] {
           json.attribute("compute_type", computeType);
           json.attribute("policy", policy);
-          json.attributeArray("functions", [&] {
-            for (const FunctionReport &fn : reports) {
-              json.object([&] {
-                json.attribute("function", fn.name);
-                json.attribute("compute_type", fn.lowType ? typeName(fn.lowType)
-                                                          : std::string("f32"));
-                int64_t inserted = 0, folded = 0;
-                for (const CastRecord &cast : fn.casts)
-                  ++(cast.folded ? folded : inserted);
-                json.attribute("casts_inserted", inserted);
-                json.attribute("casts_folded", folded);
-                json.attribute("activation_bytes_before", fn.bytesBefore);
-                json.attribute("activation_bytes_after", fn.bytesAfter);
-                json.attribute("bytes_saved", fn.bytesBefore - fn.bytesAfter);
-                json.attributeArray("ops", [&] {
-                  for (const FunctionReport::OpEntry &op : fn.ops) {
-                    json.object([&] {
-                      json.attribute("index", op.index);
-                      json.attribute("op", op.op);
-                      if (!op.loc.empty())
-                        json.attribute("loc", op.loc);
-                      json.attribute("class", op.cls);
-                      json.attribute("precision", op.precision);
-                      if (op.contraction)
-                        json.attribute("accumulator", "f32");
-                      json.attribute("stored", op.stored);
-                      json.attribute("bytes", op.bytes);
-                      json.attribute("rule", op.rule);
-                    });
-                  }
-                });
-                json.attributeArray("casts", [&] {
-                  for (const CastRecord &cast : fn.casts) {
-                    json.object([&] {
-                      json.attribute("source", cast.source);
-                      json.attribute("from", typeName(cast.from));
-                      json.attribute("to", typeName(cast.to));
-                      json.attribute("bytes", cast.bytes);
-                      json.attribute("folded", cast.folded);
-                      json.attribute("reason", cast.reason);
-                    });
-                  }
-                });
-              });
-            }
-          });
+          emitFunctionReports(json, reports);
         });
       });
   if (failed(written))

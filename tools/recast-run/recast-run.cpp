@@ -142,6 +142,11 @@ static cl::opt<bool> fp8KeepFirstLast(
     cl::desc("--mixed-precision=fp8: keep the first and last layers, with "
              "their gradients, in FP32"),
     cl::cat(runCategory));
+static cl::opt<std::string> fp8OtherType(
+    "fp8-other-type",
+    cl::desc("--mixed-precision=fp8: what the ops other than the FP8 "
+             "contractions run in, f32 (the default) or bf16"),
+    cl::cat(runCategory));
 static cl::opt<std::string> savedActivations(
     "saved-activations",
     cl::desc("--mixed-precision=bf16|f16: what the backward reads of an FP32 "
@@ -360,6 +365,8 @@ static int runMain(int argc, char **argv) {
       options.margin = fp8Margin;
     if (fp8KeepFirstLast.getNumOccurrences())
       options.fp8KeepFirstLast = fp8KeepFirstLast;
+    if (fp8OtherType.getNumOccurrences())
+      options.fp8OtherType = fp8OtherType;
     if (savedActivations.getNumOccurrences())
       options.savedActivations = savedActivations;
     options.rematBudget = rematBudget;

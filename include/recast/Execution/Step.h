@@ -82,7 +82,7 @@ struct StepTransformOptions {
   std::string lossScale;
   /// FP8 options of --recast-mixed-precision (compute type fp8): each
   /// unset one keeps the pass's default. Set ones need `mixedPrecision`.
-  std::optional<std::string> fp8Recipe, fp8Contractions;
+  std::optional<std::string> fp8Recipe, fp8Contractions, fp8OtherType;
   std::optional<int64_t> amaxHistory, margin;
   std::optional<bool> fp8KeepFirstLast;
   /// saved-activations of --recast-mixed-precision (compute-type,

@@ -27,7 +27,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::recast {
@@ -58,6 +60,14 @@ struct FP8Config {
   /// quantized like the built-in contractions (if its body is
   /// `acc + a * b`). Every other op is FP32 in this mode whatever its class.
   const PrecisionPolicy *policy = nullptr;
+  /// The type the other ops were given before (bf16 with fp8-other-type),
+  /// or null when they are FP32. With bf16, the contractions read bf16
+  /// inputs: a bf16 copy of an FP32 value is quantized from the FP32 value
+  /// (one rounding), another bf16 value as it is.
+  FloatType otherType;
+  /// Writes the decisions about the other ops into the report, as the
+  /// "other_ops" object, when set.
+  std::function<void(llvm::json::OStream &)> otherOpsReport;
 };
 
 /// Parses `layers` or `all` into `config.contractions`.

@@ -909,6 +909,11 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
            /*default=*/"false",
            "compute-type=fp8: keep the first layer (reading the batch) and "
            "the last (feeding the loss), with their gradients, in FP32">,
+    Option<"fp8OtherType", "fp8-other-type", "std::string",
+           /*default=*/"\"f32\"",
+           "compute-type=fp8: what the ops other than the FP8 contractions "
+           "run in: f32, or bf16 (decided by the bf16 policy, as Transformer "
+           "Engine runs its FP8 layers under bf16 autocast)">,
     Option<"savedActivations", "saved-activations", "std::string",
            /*default=*/"\"compute-type\"",
            "What the backward reads of an FP32 activation: compute-type (a "
