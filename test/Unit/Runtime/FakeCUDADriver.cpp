@@ -153,7 +153,8 @@ CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned,
                         void **) {
   static long launches = 0;
   const char *failing = std::getenv("RECAST_FAKE_CUDA_FAIL_LAUNCH");
-  if (failing && ++launches == std::atol(failing))
+  ++launches;
+  if (failing && launches == std::atol(failing))
     return 719;                    // CUDA_ERROR_LAUNCH_FAILED
   return acceptImages() ? 0 : 400; // CUDA_ERROR_INVALID_HANDLE
 }
