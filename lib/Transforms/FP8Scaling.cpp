@@ -107,21 +107,19 @@ getMultipliedInputs(linalg::LinalgOp op) {
   return std::make_pair(a, b);
 }
 
-/// The FP32 tensor `value` is a bf16 (or f16) copy of, when an elementwise
-/// `arith.truncf` made it; otherwise `value`. Quantizing the FP32 tensor
-/// rounds once.
+/// The FP32 tensor `value` is a bf16 (or f16) copy of, when an explicit
+/// elementwise conversion (the Cast class) rounded it with `arith.truncf`;
+/// otherwise `value`. Quantizing the FP32 tensor rounds once.
 Value getRoundingSource(Value value) {
   auto generic = value.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumReductionLoops() != 0 ||
+  auto precision = dyn_cast_or_null<PrecisionClassOpInterface>(
+      generic ? generic.getOperation() : nullptr);
+  if (!precision ||
+      precision.classifyPrecision().kind != PrecisionClass::Cast ||
+      generic.getNumDpsInputs() != 1 ||
+      !isa<arith::TruncFOp>(generic.getBlock()->front()) ||
       !llvm::all_of(generic.getIndexingMapsArray(),
                     [](AffineMap map) { return map.isIdentity(); }))
-    return value;
-  Block *body = generic.getBlock();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto trunc = yield.getOperand(0).getDefiningOp<arith::TruncFOp>();
-  if (!trunc || trunc.getIn() != body->getArgument(0) ||
-      &body->front() != trunc.getOperation())
     return value;
   Value source = generic.getDpsInputOperand(0)->get();
   return getElementTypeOrSelf(source.getType()).isF32() ? source : value;
