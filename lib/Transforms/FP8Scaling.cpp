@@ -33,6 +33,40 @@
 using namespace mlir;
 using namespace mlir::recast;
 
+/// Checks the `recast.precision` of `op` (a string, the dialect verifier
+/// has seen to that) against FP8 with `otherType`.
+static LogicalResult verifyOverride(Operation *op, FloatType otherType) {
+  auto attr = op->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName);
+  if (!attr)
+    return success();
+  StringRef name = attr.getValue();
+  if (name == "f32")
+    return success();
+  if (name == "bf16" || name == "f16") {
+    if (otherType)
+      return success();
+    return op->emitError()
+           << "recast.precision = \"" << name
+           << "\" needs fp8-other-type=bf16 under compute-type=fp8: between "
+              "the FP8 layers every op is FP32, and only \"f32\" (keep the op "
+              "out of FP8) applies";
+  }
+  return op->emitError()
+         << "recast.precision = \"" << name
+         << "\" is not an override under compute-type=fp8: the pass picks the "
+            "FP8 format of each operand (E4M3 forward, E5M2 gradients) of "
+            "every contraction it quantizes; \"f32\" keeps one out of FP8";
+}
+
+LogicalResult mlir::recast::verifyFP8PrecisionOverrides(ModuleOp module,
+                                                        FloatType otherType) {
+  WalkResult result = module.walk([&](Operation *op) {
+    return failed(verifyOverride(op, otherType)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 llvm::Error mlir::recast::parseFP8Contractions(StringRef text,
                                                FP8Config &config) {
   if (text == "layers")
@@ -616,14 +650,14 @@ LogicalResult FP8Rewriter::run() {
     entry.op = op->getName().getStringRef().str();
     entry.loc = formatLocation(op->getLoc());
     entry.pass = forward.contains(op->getResult(0)) ? "forward" : "backward";
-    if (auto attr = op->getAttr(RecastDialect::kPrecisionAttrName)) {
-      auto text = dyn_cast<StringAttr>(attr);
-      if (!text || text.getValue() != "f32")
-        return op->emitOpError()
-               << "has recast.precision = " << attr
-               << "; with compute-type=fp8 only \"f32\" (keep the op out of "
-                  "FP8) applies to a contraction";
-      entry.keptReason = "recast.precision = \"f32\"";
+    entry.inputType = typeName(getElementTypeOrSelf(
+        cast<linalg::LinalgOp>(op).getDpsInputOperand(0)->get().getType()));
+    if (auto attr =
+            op->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName)) {
+      if (failed(verifyOverride(op, config.otherType)))
+        return failure();
+      entry.keptReason =
+          ("recast.precision = \"" + attr.getValue() + "\"").str();
       report.contractions.push_back(std::move(entry));
       continue;
     }
@@ -681,14 +715,13 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
                           : std::string("FP32"));
     return report;
   }
-  if (auto attr = func->getAttr(RecastDialect::kPrecisionAttrName)) {
-    auto text = dyn_cast<StringAttr>(attr);
-    if (!text || text.getValue() != "f32")
-      return func.emitOpError()
-             << "has recast.precision = " << attr
-             << "; with compute-type=fp8 only \"f32\" (keep the function out "
-                "of FP8) applies";
-    report.skippedReason = "recast.precision = \"f32\" on the function";
+  if (auto attr =
+          func->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName)) {
+    if (failed(verifyOverride(func, config.otherType)))
+      return failure();
+    report.skippedReason =
+        ("recast.precision = \"" + attr.getValue() + "\" on the function")
+            .str();
     return report;
   }
   if (!func.getBody().hasOneBlock())
@@ -718,6 +751,8 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
 LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                                                     const FP8Config &config,
                                                     StringRef reportPath) {
+  if (failed(verifyFP8PrecisionOverrides(module, config.otherType)))
+    return failure();
   std::vector<FP8FunctionReport> reports;
   for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (func.isExternal())
@@ -768,7 +803,7 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                     json.attribute("loc", c.loc);
                   json.attribute("pass", c.pass);
                   if (!c.keptReason.empty()) {
-                    json.attribute("precision", "f32");
+                    json.attribute("precision", c.inputType);
                     json.attribute("rule", c.keptReason);
                     return;
                   }

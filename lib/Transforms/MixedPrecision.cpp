@@ -718,6 +718,11 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // Overrides are checked before anything changes: the bf16 policy would
+  // otherwise refuse an FP8 format with its own reason.
+  if (fp8 && failed(verifyFP8PrecisionOverrides(module, lowType)))
+    return signalPassFailure();
+
   LossScaleConfig lossConfig;
   lossConfig.initScale = initScale;
   lossConfig.growthFactor = growthFactor;

@@ -95,8 +95,11 @@ struct FP8Contraction {
   std::string pass;
   /// Per FP8 input: the site it reads; empty when the op stays FP32.
   SmallVector<int64_t, 2> sites;
-  /// Why the op stays FP32, or empty.
+  /// Why the op stays out of FP8, or empty.
   std::string keptReason;
+  /// The element type of its first input: what a kept op computes in (f32,
+  /// or a type of fp8-other-type=bf16).
+  std::string inputType;
   /// The policy entry that made the op a contraction, or empty.
   std::string policyRule;
 };
@@ -110,6 +113,15 @@ struct FP8FunctionReport {
   SmallVector<FP8Contraction> contractions;
   int64_t activationBytesBefore = 0, activationBytesAfter = 0;
 };
+
+/// Checks every `recast.precision` override in `module` for FP8 with
+/// `otherType` (FP8Config::otherType): "f32" keeps an op or a function out of
+/// FP8 and always applies; "bf16" and "f16" apply among bf16 ops
+/// (fp8-other-type=bf16), whose policy computes the op or function in that
+/// type and keeps it out of FP8; an FP8 format is never an override (the
+/// rewrite picks E4M3 or E5M2 for each operand). Emits an error on the first
+/// op that breaks this, before anything changes.
+LogicalResult verifyFP8PrecisionOverrides(ModuleOp module, FloatType otherType);
 
 /// Rewrites the contractions of `func` (explicit forward and backward, after
 /// autodiff) to FP8 with per-tensor scaling. A function without

@@ -842,7 +842,10 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     FP8 with per-tensor scaling instead, emitting `recast.amax`,
     `recast.quantize`, `recast.dequantize` and `recast.fp8_scale_update`
     (lowered by `--recast-lower-fp8-ops`); there `policy=` decides which ops
-    are contractions, and every other op stays FP32.
+    are contractions, and every other op stays FP32 (bf16 with
+    `fp8-other-type=bf16`). `recast.precision = "f32"` keeps a contraction
+    or a function out of FP8; with `fp8-other-type=bf16`, `"bf16"` and
+    `"f16"` do too, in that type.
 
     Loss scaling (`loss-scale=static:<S>|dynamic`, for f16) changes what is
     differentiated, so it needs the step before autodiff: each

@@ -36,12 +36,13 @@ func.func @f64_inputs(%w: tensor<4x4xf64> {recast.param}, %x: tensor<4x4xf64>) -
 
 // -----
 
-/// Only "f32" overrides a contraction under FP8.
+/// With FP32 between the FP8 layers (fp8-other-type=f32, the default) only
+/// "f32" overrides an op: "bf16" needs the bf16 ops of fp8-other-type=bf16.
 func.func @bf16_override(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>) -> (tensor<f32>, tensor<4x4xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x4xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
-  // expected-error @below {{has recast.precision = "bf16"; with compute-type=fp8 only "f32" (keep the op out of FP8) applies to a contraction}}
+  // expected-error @below {{recast.precision = "bf16" needs fp8-other-type=bf16 under compute-type=fp8: between the FP8 layers every op is FP32, and only "f32" (keep the op out of FP8) applies}}
   %mm = linalg.matmul {recast.precision = "bf16"} ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
   %e0 = tensor.empty() : tensor<f32>
   %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
@@ -76,8 +77,54 @@ func.func @loss_not_scalar(%w: tensor<4x4xf32> {recast.param}) -> (tensor<4x4xf3
 
 // -----
 
-// expected-error @below {{has recast.precision = "f16"; with compute-type=fp8 only "f32" (keep the function out of FP8) applies}}
+// expected-error @below {{recast.precision = "f16" needs fp8-other-type=bf16 under compute-type=fp8}}
 func.func @function_override(%w: tensor<4x4xf32> {recast.param}) -> (tensor<f32>, tensor<4x4xf32>) attributes {recast.precision = "f16"} {
   %c = arith.constant dense<0.0> : tensor<f32>
   return %c, %w : tensor<f32>, tensor<4x4xf32>
 }
+
+// -----
+
+/// An override on an op that is no contraction is checked too: it would
+/// otherwise be ignored.
+func.func @f16_elementwise(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>) -> (tensor<f32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  // expected-error @below {{recast.precision = "f16" needs fp8-other-type=bf16 under compute-type=fp8}}
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"], recast.precision = "f16"}
+      ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.maximumf %v, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %mm = linalg.matmul ins(%r, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.reduce ins(%mm : tensor<4x4xf32>) outs(%z0 : tensor<f32>) dimensions = [0, 1]
+    (%a: f32, %b: f32) {
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    }
+  return %l, %w : tensor<f32>, tensor<4x4xf32>
+}
+
+// -----
+
+/// An FP8 format is not an override: the pass picks E4M3 or E5M2 per operand.
+func.func @fp8_override(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>) -> (tensor<f32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error @below {{recast.precision = "f8E5M2" is not an override under compute-type=fp8: the pass picks the FP8 format of each operand (E4M3 forward, E5M2 gradients) of every contraction it quantizes; "f32" keeps one out of FP8}}
+  %mm = linalg.matmul {recast.precision = "f8E5M2"} ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.reduce ins(%mm : tensor<4x4xf32>) outs(%z0 : tensor<f32>) dimensions = [0, 1]
+    (%a: f32, %b: f32) {
+      %s = arith.addf %a, %b : f32
+      linalg.yield %s : f32
+    }
+  return %l, %w : tensor<f32>, tensor<4x4xf32>
+}
+

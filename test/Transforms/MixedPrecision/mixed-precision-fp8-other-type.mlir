@@ -1,6 +1,8 @@
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-other-type=bf16" -recast-lower-fp8-ops -recast-lower-to-cpu -o /dev/null
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=OVERRIDE-REPORT
 
 /// fp8-other-type=bf16: the bf16 policy decides every op, then the
 /// contractions it would run in bf16 read FP8 inputs instead (Transformer
@@ -52,6 +54,28 @@
 // REPORT: "inputs": [
 // REPORT-NEXT: "f8E4M3FN",
 // REPORT-NEXT: "f8E4M3FN"
+
+/// Among bf16 ops, recast.precision = "bf16" on a contraction keeps it out
+/// of FP8, in bf16 with its FP32 accumulator; autodiff gives the override to
+/// the contractions of its backward, and the report says what each computes
+/// in. The other layer is FP8 as before.
+// OVERRIDE-LABEL: func.func @train_step
+// OVERRIDE: linalg.matmul {recast.precision = "bf16"} ins(%{{.*}}, %{{.*}} : tensor<2x8xbf16>, tensor<8x16xbf16>) outs(%{{.*}} : tensor<2x16xf32>)
+// OVERRIDE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x16xf8E4M3FN>, tensor<16x4xf8E4M3FN>)
+// OVERRIDE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8xbf16>, tensor<2x16xbf16>) outs(%{{.*}} : tensor<8x16xf32>) attrs = {recast.precision = "bf16"}
+// OVERRIDE: return
+// OVERRIDE-REPORT: "function": "train_step",
+// OVERRIDE-REPORT: "op": "linalg.matmul",
+// OVERRIDE-REPORT: "pass": "forward",
+// OVERRIDE-REPORT-NEXT: "precision": "bf16",
+// OVERRIDE-REPORT-NEXT: "rule": "recast.precision = \"bf16\""
+// OVERRIDE-REPORT: "inputs": [
+// OVERRIDE-REPORT-NEXT: "f8E4M3FN",
+// OVERRIDE-REPORT: "pass": "backward",
+// OVERRIDE-REPORT: "pass": "backward",
+// OVERRIDE-REPORT: "pass": "backward",
+// OVERRIDE-REPORT-NEXT: "precision": "bf16",
+// OVERRIDE-REPORT-NEXT: "rule": "recast.precision = \"bf16\""
 
 #id = affine_map<(i, j) -> (i, j)>
 #all = affine_map<(i, j) -> ()>
