@@ -6,6 +6,7 @@
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
+#include "recast/Transforms/FP8Scaling.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -215,7 +216,7 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   bool anyFP8Option = options.fp8Recipe || options.fp8Contractions ||
                       options.amaxHistory || options.margin ||
                       options.fp8KeepFirstLast || options.fp8OtherType;
-  if (anyFP8Option && options.mixedPrecision != "fp8")
+  if (anyFP8Option && !isFP8ComputeType(options.mixedPrecision))
     return makeError(
         "the FP8 options (fp8-recipe, amax-history, margin, "
         "fp8-contractions, fp8-keep-first-last, fp8-other-type) apply to "

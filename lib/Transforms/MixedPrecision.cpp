@@ -670,7 +670,7 @@ void RecastMixedPrecisionPass::runOnOperation() {
   else if (computeType == "f16")
     lowType = Float16Type::get(ctx);
   // FP8 (FP8Scaling.h): contractions only, with per-tensor scaling.
-  bool fp8 = computeType == "fp8";
+  bool fp8 = isFP8ComputeType(computeType);
   FP8Config fp8Config;
   fp8Config.amaxHistory = amaxHistory;
   fp8Config.margin = margin;
@@ -714,7 +714,7 @@ void RecastMixedPrecisionPass::runOnOperation() {
   if (!lowType && !fp8) {
     emitError(module.getLoc())
         << "--recast-mixed-precision: compute-type='" << computeType
-        << "' is not supported; use bf16 or f16, or fp8";
+        << "' is not supported; use bf16 or f16, or f8 (also spelled fp8)";
     return signalPassFailure();
   }
 

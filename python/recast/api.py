@@ -315,8 +315,8 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
 
-    mixed_precision: "bf16", "f16" or "fp8" (--recast-mixed-precision), or
-      None.
+    mixed_precision: "bf16", "f16" or "f8" (also spelled "fp8"), the
+      compute type of --recast-mixed-precision, or None.
     loss_scale: "none", "static:<S>" or "dynamic" (GradScaler's algorithm;
       its scale and growth counter become state arguments of the program).
     fp8_recipe ("delayed", "current"), fp8_contractions ("layers", "all"),

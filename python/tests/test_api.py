@@ -122,7 +122,7 @@ def test_module_pipelines_and_reports(mlp_path):
     with pytest.raises(recast.RecastError, match="does not refer to a registered pass"):
         module.run("no-such-pass")
     with pytest.raises(recast.RecastError) as info:
-        module.run("recast-mixed-precision{compute-type=f8}")
+        module.run("recast-mixed-precision{compute-type=f4}")
     assert info.value.errors[0].location.startswith(mlp_path)
     with pytest.raises(recast.RecastError, match="no function @nope"):
         module.memory_report("nope")

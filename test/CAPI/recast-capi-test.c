@@ -317,7 +317,7 @@ static int testProgramOptions(MlirContext context, const char *path) {
   }
 
   options = recastProgramOptionsGetDefault();
-  options.mixedPrecision = mlirStringRefCreateFromCString("f8");
+  options.mixedPrecision = mlirStringRefCreateFromCString("f4");
   printRefused("program-bad-precision", context, source, path, options);
 
   /* The FP8 options reach the pass: the current recipe runs; an FP8 option

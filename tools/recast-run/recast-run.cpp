@@ -99,7 +99,8 @@ static cl::opt<std::string> dataDir(
     cl::cat(runCategory));
 static cl::opt<std::string> mixedPrecision(
     "mixed-precision",
-    cl::desc("Compute type (bf16, f16 or fp8) of --recast-mixed-precision, "
+    cl::desc("Compute type (bf16, f16, or f8 also spelled fp8) of "
+             "--recast-mixed-precision, "
              "run right after autodiff; empty runs the step as written"),
     cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> deviceName(

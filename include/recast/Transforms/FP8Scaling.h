@@ -70,6 +70,12 @@ struct FP8Config {
   std::function<void(llvm::json::OStream &)> otherOpsReport;
 };
 
+/// True if `computeType` (compute-type= of --recast-mixed-precision) names
+/// FP8: `f8`, or `fp8`.
+inline bool isFP8ComputeType(StringRef computeType) {
+  return computeType == "f8" || computeType == "fp8";
+}
+
 /// Parses `layers` or `all` into `config.contractions`.
 llvm::Error parseFP8Contractions(StringRef text, FP8Config &config);
 

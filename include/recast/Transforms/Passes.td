@@ -875,8 +875,8 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
-           "Low-precision compute type: bf16, f16, or fp8 (contractions in "
-           "E4M3/E5M2 with per-tensor scaling)">,
+           "Low-precision compute type: bf16, f16, or f8 (also spelled fp8: "
+           "contractions in E4M3/E5M2 with per-tensor scaling)">,
     Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
            "Op classes: a built-in policy (default, contractions-only) or a "
            "JSON file with add/remove lists per class (contraction, "

@@ -4,7 +4,7 @@
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 margin=-1" 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-contractions=some" 2>&1 | FileCheck %s --check-prefix=WHICH
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=bf16 fp8-recipe=current" 2>&1 | FileCheck %s --check-prefix=NOTFP8
-// RUN: not recast-opt %s -recast-mixed-precision="compute-type=f8" 2>&1 | FileCheck %s --check-prefix=TYPE
+// RUN: not recast-opt %s -recast-mixed-precision="compute-type=f4" 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-other-type=f16" 2>&1 | FileCheck %s --check-prefix=OTHER
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=bf16 fp8-other-type=bf16" 2>&1 | FileCheck %s --check-prefix=NOTFP8
 
@@ -14,7 +14,7 @@
 // WHICH: error: --recast-mixed-precision: fp8-contractions='some' is not supported; use layers or all
 // NOTFP8: error: --recast-mixed-precision: fp8-recipe, amax-history, margin, fp8-contractions, fp8-keep-first-last and fp8-other-type apply to compute-type=fp8, not 'bf16'
 // OTHER: error: --recast-mixed-precision: fp8-other-type='f16' is not supported; use f32 or bf16
-// TYPE: error: --recast-mixed-precision: compute-type='f8' is not supported; use bf16 or f16, or fp8
+// TYPE: error: --recast-mixed-precision: compute-type='f4' is not supported; use bf16 or f16, or f8 (also spelled fp8)
 
 /// FP8 quantizes f32 contractions: other input types are refused, naming
 /// the operand.

@@ -1,4 +1,8 @@
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
+/// compute-type=f8 is the same option as compute-type=fp8.
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=f8 fp8-recipe=current fp8-contractions=all" -o %t.f8.mlir
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" -o %t.fp8.mlir
+// RUN: diff %t.f8.mlir %t.fp8.mlir
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
