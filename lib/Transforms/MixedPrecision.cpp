@@ -661,6 +661,52 @@ struct RecastMixedPrecisionPass
 static void emitFunctionReports(llvm::json::OStream &json,
                                 ArrayRef<FunctionReport> reports);
 
+/// The other ops of compute-type=fp8 with fp8-other-type=f32, for the
+/// report: every op but the contractions (which the FP8 report lists) keeps
+/// the precision it is written in. Built on the explicit backward, before
+/// the FP8 rewrite, so that the indices are those of the contractions.
+static std::vector<FunctionReport>
+reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
+  std::vector<FunctionReport> reports;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    FunctionReport fnReport;
+    fnReport.name = func.getSymName().str();
+    fnReport.bytesBefore = fnReport.bytesAfter = getActivationBytes(func);
+    for (auto [index, op] :
+         llvm::enumerate(func.getBody().front().without_terminator())) {
+      // Empty tensors hold no values, scalars are not tensors of the step.
+      if (isa<tensor::EmptyOp>(op) ||
+          llvm::none_of(op.getResultTypes(), llvm::IsaPred<TensorType>))
+        continue;
+      std::optional<PrecisionClassification> cls;
+      if (auto precision = dyn_cast<PrecisionClassOpInterface>(&op))
+        cls = policyRules.apply(&op, precision.classifyPrecision());
+      if (cls && cls->kind == PrecisionClass::Contraction)
+        continue;
+      FunctionReport::OpEntry entry;
+      entry.index = index;
+      entry.op = op.getName().getStringRef().str();
+      entry.loc = formatLocation(op.getLoc());
+      entry.cls = cls ? stringifyPrecisionClass(cls->kind).str() : "none";
+      entry.contraction = false;
+      entry.precision = entry.stored = "unchanged";
+      for (Value result : op.getResults()) {
+        if (FloatType element = getFloatElementType(result.getType());
+            element && entry.precision == "unchanged")
+          entry.precision = entry.stored = typeName(element);
+        entry.bytes += getTensorBytes(result.getType()).value_or(0);
+      }
+      entry.rule = "fp8-other-type=f32: only contractions run in FP8; the "
+                   "other ops compute as written";
+      fnReport.ops.push_back(std::move(entry));
+    }
+    reports.push_back(std::move(fnReport));
+  }
+  return reports;
+}
+
 void RecastMixedPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -776,10 +822,11 @@ void RecastMixedPrecisionPass::runOnOperation() {
   if (fp8) {
     fp8Config.policy = &policyRules;
     fp8Config.otherType = lowType;
-    if (lowType)
-      fp8Config.otherOpsReport = [&](llvm::json::OStream &json) {
-        emitFunctionReports(json, reports);
-      };
+    if (!lowType && !report.empty())
+      reports = reportOpsAsWritten(module, policyRules);
+    fp8Config.otherOpsReport = [&](llvm::json::OStream &json) {
+      emitFunctionReports(json, reports);
+    };
     if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
       signalPassFailure();
     return;

@@ -27,6 +27,7 @@
 // EDIT: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
 // EDIT: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x4x4xf8E4M3FN>, tensor<2x4x4xf8E4M3FN>)
 // EDIT-REPORT: "policy": "{{.*}}policy-edit.json"
+// EDIT-REPORT: "contractions": [
 // EDIT-REPORT: "op": "linalg.matmul",
 // EDIT-REPORT: "precision": "f32",
 // EDIT-REPORT-NEXT: "rule": "policy {{.*}}policy-edit.json: 'linalg.matmul' removed from contraction, so sensitive"

@@ -98,9 +98,22 @@
 
 /// The report lists each contraction, forward or backward, the formats of
 /// its inputs and the quantizations (shared ones appear twice). The loss
-/// function itself is not a training step.
+/// function itself is not a training step. Every other op, in other_ops,
+/// keeps the precision it is written in (fp8-other-type=f32).
 // REPORT: "compute_type": "fp8"
 // REPORT: "fp8_recipe": "current"
+// REPORT: "other_ops": {
+// REPORT: "function": "train_step",
+// REPORT-NEXT: "compute_type": "f32",
+// REPORT: "op": "linalg.generic",
+// REPORT-NEXT: "loc":
+// REPORT-NEXT: "class":
+// REPORT-NEXT: "precision": "f32",
+// REPORT-NEXT: "stored": "f32",
+// REPORT-NEXT: "bytes":
+// REPORT-NEXT: "rule": "fp8-other-type=f32: only contractions run in FP8; the other ops compute as written"
+// REPORT-NOT: "op": "linalg.matmul"
+// REPORT: "functions": [
 // REPORT: "function": "loss",
 // REPORT-NEXT: "skipped": "not a training step (no recast.param argument): FP32"
 // REPORT: "function": "train_step",
