@@ -62,8 +62,14 @@ static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
   if (auto ext = value.getDefiningOp<arith::ExtFOp>())
     if (ext.getIn().getType() == to)
       return ext.getIn();
-  if (cast<FloatType>(to).getWidth() > cast<FloatType>(from).getWidth())
+  unsigned toWidth = cast<FloatType>(to).getWidth();
+  unsigned fromWidth = cast<FloatType>(from).getWidth();
+  if (toWidth > fromWidth)
     return arith::ExtFOp::create(b, loc, to, value);
+  // Formats of one width (f16 and bf16) meet in f32, which holds both
+  // exactly: the value is rounded once, to `to`.
+  if (toWidth == fromWidth)
+    value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
   return arith::TruncFOp::create(b, loc, to, value);
 }
 
