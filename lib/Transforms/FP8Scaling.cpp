@@ -751,8 +751,6 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
 LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                                                     const FP8Config &config,
                                                     StringRef reportPath) {
-  if (failed(verifyFP8PrecisionOverrides(module, config.otherType)))
-    return failure();
   std::vector<FP8FunctionReport> reports;
   for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (func.isExternal())

@@ -138,7 +138,9 @@ LogicalResult verifyFP8PrecisionOverrides(ModuleOp module, FloatType otherType);
 FailureOr<FP8FunctionReport> applyFP8Scaling(func::FuncOp func,
                                              const FP8Config &config);
 
-/// Applies applyFP8Scaling to every function with a body of `module` and,
+/// Applies applyFP8Scaling to every function with a body of `module` (whose
+/// overrides verifyFP8PrecisionOverrides has accepted: the contractions' and
+/// functions' are checked again here, the other ops' are not) and,
 /// when `reportPath` is not empty, writes the JSON report there (`-`:
 /// stdout).
 LogicalResult applyFP8ScalingToModule(ModuleOp module, const FP8Config &config,
