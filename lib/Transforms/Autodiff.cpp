@@ -12,6 +12,7 @@
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ScalarAdjoint.h"
 
@@ -427,17 +428,6 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   return convertElements(sum, inputType.getElementType());
 }
 
-/// `value` as a float of type `element`: rounded (truncf) or widened (extf).
-static Value convertScalar(OpBuilder &b, Location loc, Value value,
-                           Type element) {
-  Type from = value.getType();
-  if (from == element)
-    return value;
-  if (element.getIntOrFloatBitWidth() < from.getIntOrFloatBitWidth())
-    return arith::TruncFOp::create(b, loc, element, value);
-  return arith::ExtFOp::create(b, loc, element, value);
-}
-
 /// `tensor` with its elements converted to `element` (itself if they are
 /// already).
 Value ReverseModeBuilder::convertElements(Value tensor, Type element) {
@@ -452,8 +442,8 @@ Value ReverseModeBuilder::convertElements(Value tensor, Type element) {
              SmallVector<utils::IteratorType>(type.getRank(),
                                               utils::IteratorType::parallel),
              [&](OpBuilder &b, Location loc, ValueRange args) {
-               linalg::YieldOp::create(b, loc,
-                                       convertScalar(b, loc, args[0], element));
+               linalg::YieldOp::create(
+                   b, loc, convertFloatScalar(b, loc, args[0], element));
              })
       .getResult(0);
 }
@@ -529,7 +519,7 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                 [](OpBuilder &b, Location loc, ValueRange args) {
                   Value product = arith::MulFOp::create(
                       b, loc, args[0],
-                      convertScalar(b, loc, args[1], args[0].getType()));
+                      convertFloatScalar(b, loc, args[1], args[0].getType()));
                   Value sum = arith::AddFOp::create(b, loc, args[2], product);
                   linalg::YieldOp::create(b, loc, sum);
                 })
@@ -559,7 +549,8 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                       b, loc,
                       Value(arith::MulFOp::create(
                           b, loc, args[0],
-                          convertScalar(b, loc, args[1], args[0].getType()))));
+                          convertFloatScalar(b, loc, args[1],
+                                             args[0].getType()))));
                 })
                 .getResult(0);
       } else if (isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNchwMaxOp>(

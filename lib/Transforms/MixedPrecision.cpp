@@ -52,27 +52,6 @@ static RankedTensorType withElementType(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
 }
 
-/// Converts a scalar to `to`, looking through an earlier widening of a value
-/// of type `to`: truncf(extf(x)) is x exactly. The reverse, extf(truncf(x)),
-/// is a rounding and is never removed.
-static Value convertScalar(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
-  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
-    if (ext.getIn().getType() == to)
-      return ext.getIn();
-  unsigned toWidth = cast<FloatType>(to).getWidth();
-  unsigned fromWidth = cast<FloatType>(from).getWidth();
-  if (toWidth > fromWidth)
-    return arith::ExtFOp::create(b, loc, to, value);
-  // Formats of one width (f16 and bf16) meet in f32, which holds both
-  // exactly: the value is rounded once, to `to`.
-  if (toWidth == fromWidth)
-    value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-  return arith::TruncFOp::create(b, loc, to, value);
-}
-
 /// `value` converted to `to` as a constant, with IEEE round-to-nearest-even
 /// (the rounding of arith.truncf), or null if it is not a float constant.
 static TypedAttr convertConstant(Attribute value, Type to) {
@@ -128,6 +107,10 @@ public:
   ArrayRef<CastRecord> getCasts() const { return casts; }
 
 private:
+  /// The copy of the forward value `result` (of `op`) in `low` that the
+  /// backward reads, placed before every one of `backwardUses`.
+  Value getStoredCopy(Value result, FloatType low, Operation *op,
+                      ArrayRef<OpOperand *> backwardUses);
   void recordNonAdaptingUses();
   void rewriteStructured(linalg::LinalgOp op, const PrecisionDecision *d);
   void rewriteDataMovement(Operation *op, const PrecisionDecision *d);
@@ -151,8 +134,10 @@ private:
   func::FuncOp func;
   const MixedPrecisionAnalysis &analysis;
   OpBuilder builder;
-  /// Shared conversions, by source value and target type.
+  /// Shared conversions, by source value and target type, and the index of
+  /// each one's record in `casts`.
   DenseMap<std::pair<Value, Type>, Value> converted;
+  DenseMap<std::pair<Value, Type>, size_t> castIndex;
   /// Values that are exact widenings of another value (x for extf(x)).
   DenseMap<Value, Value> widenedFrom;
   /// Operands of ops that cannot adapt to a new operand type, with the type
@@ -190,8 +175,8 @@ Value MixedPrecisionRewriter::createConversion(Value value, FloatType to,
              ValueRange{empty}, ArrayRef<AffineMap>{identity, identity},
              parallel,
              [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-               linalg::YieldOp::create(b, bodyLoc,
-                                       convertScalar(b, bodyLoc, args[0], to));
+               linalg::YieldOp::create(
+                   b, bodyLoc, convertFloatScalar(b, bodyLoc, args[0], to));
              })
       .getResult(0);
 }
@@ -249,7 +234,7 @@ Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
       if (TypedAttr attr = convertConstant(constant.getValue(), to))
         newScalar = arith::ConstantOp::create(builder, loc, attr);
     if (!newScalar)
-      newScalar = convertScalar(builder, loc, scalar, to);
+      newScalar = convertFloatScalar(builder, loc, scalar, to);
     Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
     result = linalg::FillOp::create(builder, loc, ValueRange{newScalar},
                                     ValueRange{empty})
@@ -262,6 +247,7 @@ Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
       widenedFrom[result] = value;
   }
   converted[key] = result;
+  castIndex[key] = casts.size();
   casts.push_back(std::move(record));
   // A constant or a fill converted by folding may have no other use.
   if (Operation *def = value.getDefiningOp())
@@ -280,9 +266,14 @@ void MixedPrecisionRewriter::adaptBody(linalg::LinalgOp op) {
     arg.setType(element);
     if (arg.use_empty())
       continue;
+    // The conversion may take more than one op (f16 and bf16 meet in f32):
+    // only the uses the body had before it are redirected.
+    SmallVector<OpOperand *> uses = llvm::to_vector(
+        llvm::map_range(arg.getUses(), [](OpOperand &use) { return &use; }));
     OpBuilder b = OpBuilder::atBlockBegin(body);
-    Value inOld = convertScalar(b, op.getLoc(), arg, old);
-    arg.replaceAllUsesExcept(inOld, inOld.getDefiningOp());
+    Value inOld = convertFloatScalar(b, op.getLoc(), arg, old);
+    for (OpOperand *use : uses)
+      use->set(inOld);
   }
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   OpBuilder b(yield);
@@ -293,7 +284,7 @@ void MixedPrecisionRewriter::adaptBody(linalg::LinalgOp op) {
     Type element = getElementTypeOrSelf(result.getType());
     OpOperand &yielded = yield->getOpOperand(result.getResultNumber());
     if (yielded.get().getType() != element)
-      yielded.set(convertScalar(b, op.getLoc(), yielded.get(), element));
+      yielded.set(convertFloatScalar(b, op.getLoc(), yielded.get(), element));
   }
 }
 
@@ -367,7 +358,8 @@ void MixedPrecisionRewriter::rewriteStructured(linalg::LinalgOp op,
     OpOperand &value = fill.getInputsMutable()[0];
     if (value.get().getType() != element) {
       builder.setInsertionPoint(fill);
-      value.set(convertScalar(builder, fill.getLoc(), value.get(), element));
+      value.set(
+          convertFloatScalar(builder, fill.getLoc(), value.get(), element));
       changed = true;
     }
   }
@@ -403,7 +395,7 @@ void MixedPrecisionRewriter::rewriteDataMovement(Operation *op,
     auto yield = cast<tensor::YieldOp>(pad.getRegion().front().getTerminator());
     OpBuilder b(yield);
     yield->setOperand(
-        0, convertScalar(b, pad.getLoc(), yield->getOperand(0), want));
+        0, convertFloatScalar(b, pad.getLoc(), yield->getOperand(0), want));
   }
 }
 
@@ -524,6 +516,45 @@ void MixedPrecisionRewriter::run() {
   }
 }
 
+Value MixedPrecisionRewriter::getStoredCopy(
+    Value result, FloatType low, Operation *op,
+    ArrayRef<OpOperand *> backwardUses) {
+  Block &body = func.getBody().front();
+  auto key = std::make_pair(result, Type(low));
+  Value cached = converted.lookup(key);
+  if (!cached)
+    return getConverted(result, low, op->getNextNode(),
+                        "saved for the backward in the compute type");
+  Operation *def = cached.getDefiningOp();
+  if (!def || llvm::all_of(backwardUses, [&](OpOperand *use) {
+        Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+        return top != def && def->isBeforeInBlock(top);
+      }))
+    return cached;
+  // The copy an op of the step asked for sits before that op, which may be
+  // in the backward: it may be one of the backward's reads itself, or come
+  // after some of them. The saved copy is made right after the forward
+  // value instead and takes its place.
+  builder.setInsertionPointAfter(op);
+  Value stored = createConversion(result, low, op->getLoc());
+  cached.replaceAllUsesWith(stored);
+  converted[key] = stored;
+  if (auto it = castIndex.find(key); it != castIndex.end()) {
+    CastRecord &record = casts[it->second];
+    record.reason += "; made after the forward value, the copy saved for the "
+                     "backward";
+    record.folded = false;
+  }
+  SmallVector<Value> operands(def->getOperands());
+  def->erase();
+  for (Value operand : operands)
+    if (Operation *producer = operand.getDefiningOp();
+        producer && producer->getBlock() == &body &&
+        isOpTriviallyDead(producer))
+      producer->erase();
+  return stored;
+}
+
 void MixedPrecisionRewriter::storeSavedActivationsInLowType() {
   FloatType low = analysis.getLowType();
   TrainingStepParts parts(func);
@@ -548,15 +579,23 @@ void MixedPrecisionRewriter::storeSavedActivationsInLowType() {
       if (!type || type.getWidth() <= low.getWidth() ||
           analysis.reachesStepResult(result))
         continue;
-      SmallVector<OpOperand *> backwardUses;
-      for (OpOperand &use : result.getUses())
-        if (Operation *top = body.findAncestorOpInBlock(*use.getOwner());
-            top && top != terminator && !parts.isForward(top))
-          backwardUses.push_back(&use);
-      if (backwardUses.empty())
+      // The saved copy is new, so not known to `parts` as forward.
+      Operation *savedCopy = nullptr;
+      auto collectBackwardUses = [&] {
+        SmallVector<OpOperand *> uses;
+        for (OpOperand &use : result.getUses())
+          if (Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+              top && top != terminator && top != savedCopy &&
+              !parts.isForward(top))
+            uses.push_back(&use);
+        return uses;
+      };
+      SmallVector<OpOperand *> firstUses = collectBackwardUses();
+      if (firstUses.empty())
         continue;
-      Value stored = getConverted(result, low, op->getNextNode(),
-                                  "saved for the backward in the compute type");
+      Value stored = getStoredCopy(result, low, op, firstUses);
+      savedCopy = stored.getDefiningOp();
+      SmallVector<OpOperand *> backwardUses = collectBackwardUses();
       // Generic ops widen the copy in their body; any other reader gets one
       // widened copy, made before the first of them. Not through
       // getConverted: its cache would hand back the FP32 value itself.

@@ -17,6 +17,12 @@ namespace mlir::recast {
 /// one its definition builds for its current operand element types.
 void rebuildNamedLinalgBody(linalg::LinalgOp op);
 
+/// The float scalar `value` converted to `to` with one rounding (f16 and
+/// bf16 meet in f32, which holds both exactly), looking through an earlier
+/// widening of a value of type `to`: truncf(extf(x)) is x exactly. The
+/// reverse, extf(truncf(x)), is a rounding and is never removed.
+Value convertFloatScalar(OpBuilder &b, Location loc, Value value, Type to);
+
 } // namespace mlir::recast
 
 #endif // RECAST_TRANSFORMS_LINALGBODY_H
