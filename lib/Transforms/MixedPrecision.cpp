@@ -77,6 +77,26 @@ static TypedAttr convertConstant(Attribute value, Type to) {
   return {};
 }
 
+/// An empty tensor of the shape of `value` with elements of type `element`.
+/// Dynamic sizes are taken from the empty tensor `value` was computed into
+/// where there is one (so that the old empty tensor can die), else read
+/// with tensor.dim.
+static Value createEmptyLike(OpBuilder &b, Location loc, Value value,
+                             Type element) {
+  Value base = value;
+  while (auto dps = base.getDefiningOp<DestinationStyleOpInterface>()) {
+    auto result = dyn_cast<OpResult>(base);
+    if (!dps.hasPureTensorSemantics() ||
+        result.getResultNumber() >= dps.getNumDpsInits())
+      break;
+    base = dps.getDpsInitOperand(result.getResultNumber())->get();
+  }
+  if (auto empty = base.getDefiningOp<tensor::EmptyOp>())
+    return tensor::EmptyOp::create(b, loc, empty.getMixedSizes(), element);
+  return tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, value),
+                                 element);
+}
+
 namespace {
 
 /// One conversion the pass inserted or folded, for the report.
@@ -166,7 +186,7 @@ Value MixedPrecisionRewriter::createConversion(Value value, FloatType to,
                                                Location loc) {
   auto type = cast<RankedTensorType>(value.getType());
   auto resultType = type.clone(to);
-  Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+  Value empty = createEmptyLike(builder, loc, value, to);
   AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> parallel(type.getRank(),
                                             utils::IteratorType::parallel);
@@ -221,7 +241,7 @@ Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
     record.reason += " (the value is an exact widening of one already in " +
                      typeName(to) + ")";
   } else if (auto empty = value.getDefiningOp<tensor::EmptyOp>()) {
-    result = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+    result = createEmptyLike(builder, loc, value, to);
   } else if (auto constant = value.getDefiningOp<arith::ConstantOp>()) {
     TypedAttr attr = convertConstant(constant.getValue(), type.clone(to));
     if (attr)
@@ -235,7 +255,7 @@ Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
         newScalar = arith::ConstantOp::create(builder, loc, attr);
     if (!newScalar)
       newScalar = convertFloatScalar(builder, loc, scalar, to);
-    Value empty = tensor::EmptyOp::create(builder, loc, type.getShape(), to);
+    Value empty = createEmptyLike(builder, loc, value, to);
     result = linalg::FillOp::create(builder, loc, ValueRange{newScalar},
                                     ValueRange{empty})
                  .getResult(0);
@@ -336,9 +356,7 @@ void MixedPrecisionRewriter::rewriteStructured(linalg::LinalgOp op,
             getConverted(old, want, op, "initial value of a low-precision op");
       } else {
         builder.setInsertionPoint(op);
-        replacement = tensor::EmptyOp::create(
-            builder, op.getLoc(),
-            cast<RankedTensorType>(old.getType()).getShape(), want);
+        replacement = createEmptyLike(builder, op.getLoc(), old, want);
       }
       init.set(replacement);
       replacedInits.push_back({old, replacement});
