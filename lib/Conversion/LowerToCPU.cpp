@@ -97,8 +97,13 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // Math ops with an LLVM intrinsic go there; the rest (erf, ...) to libm.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  // bf16/f16 arithmetic is expanded to f32 with round-to-nearest-even.
-  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 conversions become integer arithmetic that rounds to nearest even
+  // on every host: LLVM would otherwise pick vcvtneps2bf16 where the CPU has
+  // AVX512-BF16, which flushes FP32 subnormals to zero, and a library call
+  // elsewhere. f16 conversions (F16C or a library call) are already exact.
+  arith::ArithExpandOpsPassOptions expandOptions;
+  expandOptions.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

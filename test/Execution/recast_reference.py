@@ -215,6 +215,120 @@ def lower_and_run(recast_opt, mlir_runner, shared_libs, module, pipeline):
     return lowered, re.findall(r"data =\s*\n\[([^\]]*)\]", run.stdout)
 
 
+# Float type -> (numpy dtype, integer type of its width, numpy uint of it).
+FLOAT_TYPES = {
+    "f16": (np.float16, "i16", np.uint16),
+    "f32": (np.float32, "i32", np.uint32),
+    "f64": (np.float64, "i64", np.uint64),
+}
+
+
+# An expected bit pattern that stands for any NaN of the target type.
+ANY_NAN = np.uint64((1 << 64) - 1)
+
+
+def _float_types():
+    import ml_dtypes
+    types = dict(FLOAT_TYPES)
+    types["bf16"] = (ml_dtypes.bfloat16, "i16", np.uint16)
+    types["f8E4M3FN"] = (ml_dtypes.float8_e4m3fn, "i8", np.uint8)
+    types["f8E5M2"] = (ml_dtypes.float8_e5m2, "i8", np.uint8)
+    return types
+
+
+def _dense(values, mlir_type):
+    """A dense constant holding `values`' exact bytes."""
+    data = np.ascontiguousarray(values).tobytes().hex().upper()
+    return f'arith.constant dense<"0x{data}"> : tensor<{len(values)}x{mlir_type}>'
+
+
+def _conversion_func(name, src, dst, n):
+    """@name converts a tensor<n x src> (given as its bits for an FP8 source)
+    elementwise to dst and returns the result's bits, widened to i32 (i64 for
+    f64)."""
+    types = _float_types()
+    int_src, int_dst = types[src][1], types[dst][1]
+    out = "i64" if dst == "f64" else "i32"
+    op = "arith.extf" if types[src][0](0).itemsize < types[dst][0](0).itemsize \
+        else "arith.truncf"
+    if int_src == "i8":
+        body_in = (f"%f = arith.bitcast %a : i8 to {src}\n"
+                   f"    %c = {op} %f : {src} to {dst}")
+        arg_type = "i8"
+    else:
+        body_in = f"%c = {op} %a : {src} to {dst}"
+        arg_type = src
+    widen = (f"%w = arith.extui %b : {int_dst} to {out}" if int_dst != out
+             else f"%w = arith.addi %b, %zero : {out}")
+    zero = f"%zero = arith.constant 0 : {out}\n    " if int_dst == out else ""
+    return f"""
+func.func @{name}(%x: tensor<{n}x{arg_type}>) -> tensor<{n}x{out}> {{
+  %e = tensor.empty() : tensor<{n}x{out}>
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}}
+      ins(%x : tensor<{n}x{arg_type}>) outs(%e : tensor<{n}x{out}>) {{
+  ^bb0(%a: {arg_type}, %o: {out}):
+    {zero}{body_in}
+    %b = arith.bitcast %c : {dst} to {int_dst}
+    {widen}
+    linalg.yield %w : {out}
+  }} -> tensor<{n}x{out}>
+  return %r : tensor<{n}x{out}>
+}}
+"""
+
+
+def check_conversions(cases, recast_opt, mlir_runner, shared_libs, workdir,
+                      pipeline="--recast-lower-to-cpu"):
+    """Compiles one function per case (label, x, src, dst, expected bits),
+    where x holds values of type src (bits for an FP8 source), runs them with
+    mlir-runner after `pipeline` and prints each case's mismatches with the
+    expected bit patterns. Returns (lowered text, whether all matched)."""
+    types = _float_types()
+    funcs, calls = [], []
+    for k, (_, x, src, dst, _) in enumerate(cases):
+        n = len(x)
+        arg_type = "i8" if types[src][1] == "i8" else src
+        out = "i64" if dst == "f64" else "i32"
+        printer = "printMemrefI64" if out == "i64" else "printMemrefI32"
+        funcs.append(_conversion_func(f"case{k}", src, dst, n))
+        calls.append(f"""
+  %x{k} = {_dense(x, arg_type)}
+  %r{k} = call @case{k}(%x{k}) : (tensor<{n}x{arg_type}>) -> tensor<{n}x{out}>
+  %u{k} = tensor.cast %r{k} : tensor<{n}x{out}> to tensor<*x{out}>
+  call @{printer}(%u{k}) : (tensor<*x{out}>) -> ()""")
+    module = "\n".join(funcs) + """
+func.func private @printMemrefI32(tensor<*xi32>)
+func.func private @printMemrefI64(tensor<*xi64>)
+func.func @main() {""" + "".join(calls) + "\n  return\n}\n"
+    os.makedirs(workdir, exist_ok=True)
+    source = os.path.join(workdir, "conversions.mlir")
+    with open(source, "w") as f:
+        f.write(module)
+    lowered, outputs = lower_and_run(recast_opt, mlir_runner, shared_libs,
+                                     source, pipeline)
+    if len(outputs) != len(cases):
+        print(f"expected {len(cases)} outputs, got {len(outputs)}")
+        return lowered, False
+    ok = True
+    for (label, x, src, dst, expected), text in zip(cases, outputs):
+        mask = (1 << 64) - 1 if dst == "f64" else (1 << 32) - 1
+        got = np.array([int(v) & mask for v in text.split(",")],
+                       dtype=np.uint64)
+        # ANY_NAN expects a NaN of the target type, whatever its bits.
+        dst_type, _, dst_bits = types[dst]
+        got_nan = np.isnan(got.astype(dst_bits).view(dst_type).astype(np.float64))
+        bad = np.nonzero((got != expected) &
+                         ~((expected == ANY_NAN) & got_nan))[0]
+        print(f"{label}: {len(x)} values, {len(bad)} mismatches")
+        for i in bad[:8]:
+            raw = x[i:i + 1].view(types[src][2])[0]
+            print(f"  input {x[i]!r} (bits {int(raw):#x}): got {int(got[i]):#x}, "
+                  f"expected {int(expected[i]):#x}")
+        ok = ok and len(bad) == 0
+    return lowered, ok
+
+
 def mlp_train_step(w1, b1, w2, b2, x, y, lr=0.1):
     """One step of examples/mlp/train_step.mlir: returns (loss, w1, b1, w2, b2).
 
