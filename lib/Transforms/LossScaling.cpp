@@ -44,8 +44,10 @@ llvm::Error mlir::recast::parseLossScale(StringRef text,
   } else if (text.starts_with("static:") || text.starts_with("dynamic:")) {
     auto [mode, number] = text.split(':');
     double value;
-    if (!llvm::to_float(number, value) || !std::isfinite(value) || value <= 0)
-      return error("loss-scale='" + text + "' needs a positive finite scale");
+    if (!llvm::to_float(number, value) || !std::isfinite(value) || value <= 0 ||
+        value > std::numeric_limits<float>::max())
+      return error("loss-scale='" + text +
+                   "' needs a positive scale that is a finite f32");
     config.mode = mode == "static" ? LossScaleConfig::Mode::Static
                                    : LossScaleConfig::Mode::Dynamic;
     config.initScale = value;

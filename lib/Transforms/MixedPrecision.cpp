@@ -827,11 +827,6 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Overrides are checked before anything changes: the bf16 policy would
-  // otherwise refuse an FP8 format with its own reason.
-  if (fp8 && failed(verifyFP8PrecisionOverrides(module, lowType)))
-    return signalPassFailure();
-
   LossScaleConfig lossConfig;
   lossConfig.initScale = initScale;
   lossConfig.growthFactor = growthFactor;
@@ -843,6 +838,36 @@ void RecastMixedPrecisionPass::runOnOperation() {
         << "--recast-mixed-precision: " << llvm::toString(std::move(err));
     return signalPassFailure();
   }
+  // Options that would change nothing are errors, not silently ignored.
+  if (lossConfig.mode != LossScaleConfig::Mode::Dynamic &&
+      (initScale != 65536.0 || growthFactor != 2.0 || backoffFactor != 0.5 ||
+       growthInterval != 2000 || minLossScale != 1e-4)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: init-scale, growth-factor, "
+           "backoff-factor, growth-interval and min-loss-scale apply to "
+           "loss-scale=dynamic, not '"
+        << lossScale << "'";
+    return signalPassFailure();
+  }
+  if (StringRef(lossScale).starts_with("dynamic:") && initScale != 65536.0) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: loss-scale='" << lossScale
+        << "' gives the initial scale; init-scale gives it too";
+    return signalPassFailure();
+  }
+  if (fp8 && fp8Config.recipe == FP8Config::Recipe::Current &&
+      amaxHistory != 1024) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: amax-history applies to "
+           "fp8-recipe=delayed; the current recipe scales each tensor by its "
+           "own amax and keeps no history";
+    return signalPassFailure();
+  }
+  // Overrides are checked before anything changes: the bf16 policy would
+  // otherwise refuse an FP8 format with its own reason.
+  if (fp8 && failed(verifyFP8PrecisionOverrides(module, lowType)))
+    return signalPassFailure();
+
   // The policy is read before anything changes: a bad file leaves the
   // module as it was.
   llvm::Expected<PrecisionPolicy> loaded = PrecisionPolicy::load(policy, ctx);

@@ -864,14 +864,20 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     (`recast.loss_scale = {min = ...}`): `recast-run` stops with an error
     when the scale falls below it.
 
-    Errors: a compute type other than bf16 or f16, `recast.precision` naming
-    an FP8 type, a `recast.param` argument that is not f32, a function with
-    several blocks, bad loss-scale options or `saved-activations`, a policy that is not a built-in
+    Errors: a compute type other than bf16, f16 or f8 (fp8),
+    `recast.precision` naming an FP8 type, or naming bf16/f16 under fp8
+    without `fp8-other-type=bf16`, a `recast.param` argument that is not
+    f32, a function with several blocks, bad loss-scale options or
+    `saved-activations`, GradScaler options (`init-scale`, `growth-factor`,
+    `backoff-factor`, `growth-interval`, `min-loss-scale`) without
+    `loss-scale=dynamic`, FP8 options with another compute type,
+    `amax-history` with the current recipe, a policy that is not a built-in
     name or a readable JSON file, or that names an unknown class, list or
     op, or adds one op to two classes, loss scaling on a module with no
     `recast.value_and_grad` left, or on a function that is not a training
     step (loss, then one result per `recast.param`/`recast.state`
-    argument).
+    argument). Dynamically shaped tensors are supported: conversions take
+    their sizes from the tensors they convert.
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",

@@ -5,13 +5,26 @@
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic growth-factor=1" 2>&1 | FileCheck %s --check-prefix=GROWTH
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=INTERVAL
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic:1e39" 2>&1 | FileCheck %s --check-prefix=HUGE
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=static:1e39" 2>&1 | FileCheck %s --check-prefix=HUGE-STATIC
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic init-scale=1e39" 2>&1 | FileCheck %s --check-prefix=HUGE-INIT
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 growth-interval=100" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=static:1024 min-loss-scale=1" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC-STATIC
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic:1024 init-scale=8" 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // MODE: error: --recast-mixed-precision: loss-scale='always' is not supported; use none, static:<scale>, dynamic or dynamic:<initial scale>
-// NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a positive finite scale
+// NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a positive scale that is a finite f32
 // BACKOFF: error: --recast-mixed-precision: backoff-factor=1.5 must be in (0, 1)
 // GROWTH: error: --recast-mixed-precision: growth-factor=1 must be greater than 1
 // INTERVAL: error: --recast-mixed-precision: growth-interval=0 must be in [1, 2^24]
-// HUGE: error: --recast-mixed-precision: init-scale=1e+39 must be a positive finite f32
+// HUGE: error: --recast-mixed-precision: loss-scale='dynamic:1e39' needs a positive scale that is a finite f32
+// HUGE-STATIC: error: --recast-mixed-precision: loss-scale='static:1e39' needs a positive scale that is a finite f32
+// HUGE-INIT: error: --recast-mixed-precision: init-scale=1e+39 must be a positive finite f32
+
+/// GradScaler's options without dynamic loss scaling would change nothing:
+/// they are refused rather than ignored.
+// NOT-DYNAMIC: error: --recast-mixed-precision: init-scale, growth-factor, backoff-factor, growth-interval and min-loss-scale apply to loss-scale=dynamic, not 'none'
+// NOT-DYNAMIC-STATIC: error: --recast-mixed-precision: init-scale, growth-factor, backoff-factor, growth-interval and min-loss-scale apply to loss-scale=dynamic, not 'static:1024'
+// TWICE: error: --recast-mixed-precision: loss-scale='dynamic:1024' gives the initial scale; init-scale gives it too
 
 /// Loss scaling changes what is differentiated: a step whose backward is
 /// already explicit cannot be scaled.

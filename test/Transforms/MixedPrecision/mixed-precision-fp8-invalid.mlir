@@ -7,9 +7,11 @@
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=f4" 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-other-type=f16" 2>&1 | FileCheck %s --check-prefix=OTHER
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=bf16 fp8-other-type=bf16" 2>&1 | FileCheck %s --check-prefix=NOTFP8
+// RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current amax-history=16" 2>&1 | FileCheck %s --check-prefix=CURRENT-HISTORY
 
 // RECIPE: error: --recast-mixed-precision: fp8-recipe='jit' is not supported; use delayed or current
 // HISTORY: error: --recast-mixed-precision: amax-history=0 must be in [1, 2^20]
+// CURRENT-HISTORY: error: --recast-mixed-precision: amax-history applies to fp8-recipe=delayed; the current recipe scales each tensor by its own amax and keeps no history
 // MARGIN: error: --recast-mixed-precision: margin=-1 must be in [0, 64]
 // WHICH: error: --recast-mixed-precision: fp8-contractions='some' is not supported; use layers or all
 // NOTFP8: error: --recast-mixed-precision: fp8-recipe, amax-history, margin, fp8-contractions, fp8-keep-first-last and fp8-other-type apply to compute-type=fp8, not 'bf16'
