@@ -22,6 +22,13 @@ LogicalResult mlir::recast::writeJSONReport(
   }
   file->os() << "\n";
   file->os().flush();
+  // A failed write (a full disk) is this pass's error; left on the stream,
+  // it would end the process when the stream closes.
+  if (std::error_code ec = file->os().error()) {
+    file->os().clear_error();
+    return anchor->emitError()
+           << "cannot write report '" << path << "': " << ec.message();
+  }
   file->keep();
   return success();
 }

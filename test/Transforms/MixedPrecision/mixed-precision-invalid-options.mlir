@@ -2,6 +2,7 @@
 // RUN: recast-opt %s -recast-mixed-precision=compute-type=f8E4M3FN -verify-diagnostics
 // RUN: not recast-opt %s -recast-mixed-precision=compute-type=int8 2>&1 | FileCheck %s --check-prefix=NAMED
 // RUN: not recast-opt %s -recast-mixed-precision=report=%t.missing/report.json 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: not recast-opt %s -recast-mixed-precision=report=/dev/full 2>&1 | FileCheck %s --check-prefix=FULL
 
 /// Compute types other than bf16 and f16 are refused, naming the value,
 /// before anything changes.
@@ -15,6 +16,11 @@ module {
 
 /// A report that cannot be written is an error naming the path.
 // REPORT: error: cannot write report '{{.*}}.missing/report.json'
+
+/// A report that fails while it is written (a full disk) is an error too,
+/// not a crash.
+// FULL: error: cannot write report '/dev/full': No space left on device
+// FULL-NOT: LLVM ERROR
 
 // RUN: not recast-opt %s -recast-mixed-precision=saved-activations=f8 2>&1 | FileCheck %s --check-prefix=SAVED
 /// saved-activations takes compute-type or as-computed.
