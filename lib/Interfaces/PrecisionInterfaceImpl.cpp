@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -228,6 +229,24 @@ template <PrecisionClass Kind, typename... OpTys> struct FixedModels {
   }
 };
 
+/// Division follows its inputs, except a reciprocal, `1.0 / x`, which is
+/// FP32 as autocast's `reciprocal` is: like rsqrt, it amplifies the relative
+/// error of a small divisor into every value it scales.
+struct DivFModel
+    : public PrecisionClassOpInterface::ExternalModel<DivFModel,
+                                                      arith::DivFOp> {
+  PrecisionClassification classifyPrecision(Operation *op) const {
+    auto div = cast<arith::DivFOp>(op);
+    FloatAttr numerator;
+    if (matchPattern(stripScalarCasts(div.getLhs()), m_Constant(&numerator)) &&
+        numerator.getValue().isExactlyValue(1.0))
+      return {PrecisionClass::Sensitive,
+              "reciprocal (1/x): amplifies the relative error of a small "
+              "divisor, FP32 like autocast's reciprocal"};
+    return {PrecisionClass::Follow, "elementwise: follows its inputs"};
+  }
+};
+
 } // namespace
 
 void mlir::recast::registerPrecisionInterfaceExternalModels(
@@ -241,9 +260,10 @@ void mlir::recast::registerPrecisionInterfaceExternalModels(
   });
   registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
     FixedModels<PrecisionClass::Follow, arith::AddFOp, arith::SubFOp,
-                arith::MulFOp, arith::DivFOp, arith::RemFOp, arith::NegFOp,
-                arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
-                arith::MinNumFOp, arith::CmpFOp, arith::SelectOp>::attach(ctx);
+                arith::MulFOp, arith::RemFOp, arith::NegFOp, arith::MaximumFOp,
+                arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+                arith::CmpFOp, arith::SelectOp>::attach(ctx);
+    arith::DivFOp::attachInterface<DivFModel>(*ctx);
     FixedModels<PrecisionClass::Cast, arith::ExtFOp, arith::TruncFOp>::attach(
         ctx);
     FixedModels<PrecisionClass::CastFree, arith::ConstantOp>::attach(ctx);

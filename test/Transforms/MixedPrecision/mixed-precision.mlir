@@ -342,3 +342,40 @@ func.func @fp32_boundaries(%w: tensor<16x8xf32> {recast.param}, %x: tensor<4x16x
   %s = tensor.extract %h[%i, %i] : tensor<4x8xf32>
   return %g, %s : tensor<4x8xf32>, f32
 }
+
+// -----
+
+/// A reciprocal, 1.0 / x in a body or linalg.reciprocal, computes in FP32
+/// (autocast's FP32 list has reciprocal). Any other division follows its
+/// inputs and computes in bf16.
+// CHECK-LABEL: func.func @reciprocal
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xbf16>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK:         %[[MM16:.*]] = linalg.generic {{.*}} ins(%[[MM]] : tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4xbf16>)
+// CHECK:         linalg.generic {{.*}} ins(%[[MM16]] : tensor<4x4xbf16>) outs(%{{.*}} : tensor<4x4xf32>)
+// CHECK:           arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[MM16]], %{{.*}} : tensor<4x4xbf16>, tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4xbf16>)
+// CHECK:         linalg.reciprocal ins(%{{.*}} : tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4xf32>)
+#id = affine_map<(i, j) -> (i, j)>
+func.func @reciprocal(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %mm = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %inv = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %d = arith.divf %one, %v : f32
+    linalg.yield %d : f32
+  } -> tensor<4x4xf32>
+  %ratio = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %u: f32, %o: f32):
+    %d = arith.divf %v, %u : f32
+    linalg.yield %d : f32
+  } -> tensor<4x4xf32>
+  %named = linalg.reciprocal ins(%mm : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sum = linalg.add ins(%inv, %named : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %out = linalg.matmul ins(%ratio, %sum : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %out : tensor<4x4xf32>
+}
