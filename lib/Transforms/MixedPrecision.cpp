@@ -877,6 +877,13 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return signalPassFailure();
   }
   PrecisionPolicy policyRules = std::move(*loaded);
+  WalkResult policyCheck = module.walk([&](PrecisionClassOpInterface op) {
+    return failed(policyRules.verify(op, op.classifyPrecision()))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (policyCheck.wasInterrupted())
+    return signalPassFailure();
 
   if (lossConfig.mode != LossScaleConfig::Mode::None) {
     int64_t numScaled = 0;

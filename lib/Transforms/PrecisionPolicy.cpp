@@ -5,6 +5,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -37,6 +38,39 @@ bool matches(Operation *op, StringRef name) {
       if (inner.getName().getStringRef() == name)
         return true;
   return false;
+}
+/// The first key that appears twice in one object of the valid JSON text
+/// `json`, or none. llvm::json keeps one of the two values, so a repeated
+/// class or list would otherwise lose entries without a word.
+std::optional<std::string> findDuplicateKey(StringRef json) {
+  struct Frame {
+    bool object;
+    bool expectKey;
+    llvm::StringSet<> keys;
+  };
+  SmallVector<Frame> stack;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '"') {
+      size_t end = i + 1;
+      while (end < json.size() && json[end] != '"')
+        end += json[end] == '\\' ? 2 : 1;
+      StringRef text = json.slice(i + 1, end);
+      if (!stack.empty() && stack.back().object && stack.back().expectKey) {
+        if (!stack.back().keys.insert(text).second)
+          return text.str();
+        stack.back().expectKey = false;
+      }
+      i = end;
+    } else if (c == '{' || c == '[') {
+      stack.push_back({c == '{', c == '{', {}});
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty() && stack.back().object) {
+      stack.back().expectKey = true;
+    }
+  }
+  return std::nullopt;
 }
 } // namespace
 
@@ -72,6 +106,8 @@ PrecisionPolicy::parse(StringRef json, StringRef source, MLIRContext *context) {
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
   if (!value)
     return error("not valid JSON: " + llvm::toString(value.takeError()));
+  if (std::optional<std::string> key = findDuplicateKey(json))
+    return error("key '" + *key + "' appears twice in one object");
   const llvm::json::Object *top = value->getAsObject();
   if (!top)
     return error("expected an object with contraction, sensitive and follow "
@@ -160,4 +196,25 @@ PrecisionPolicy::apply(Operation *op, PrecisionClassification builtin) const {
                     stringifyPrecisionClass(to).str()};
   }
   return builtin;
+}
+
+LogicalResult
+PrecisionPolicy::verify(Operation *op,
+                        const PrecisionClassification &builtin) const {
+  if (builtin.kind != PrecisionClass::Cast &&
+      builtin.kind != PrecisionClass::CastFree)
+    return success();
+  StringRef name = op->getName().getStringRef();
+  for (const Rule &rule : rules)
+    if (rule.name == name)
+      return op->emitError()
+             << "policy " << source << ": '" << name << "' in "
+             << stringifyPrecisionClass(rule.cls) << "."
+             << (rule.add ? "add" : "remove") << " is "
+             << (builtin.kind == PrecisionClass::Cast
+                     ? "an explicit conversion"
+                     : "data movement (values copied unchanged)")
+             << ": its precision is that of its input, and no policy class "
+                "applies to it";
+  return success();
 }

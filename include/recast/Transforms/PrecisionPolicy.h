@@ -60,6 +60,12 @@ public:
   PrecisionClassification apply(Operation *op,
                                 PrecisionClassification builtin) const;
 
+  /// An error on `op` if the policy names it although its built-in class
+  /// (`builtin`) is one no policy changes: an explicit conversion or data
+  /// movement. Such an entry would be ignored without a word.
+  LogicalResult verify(Operation *op,
+                       const PrecisionClassification &builtin) const;
+
 private:
   struct Rule {
     PrecisionClass cls;
