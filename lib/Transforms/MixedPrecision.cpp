@@ -125,6 +125,8 @@ public:
   /// reach a result of the step through follow ops keep FP32.
   void storeSavedActivationsInLowType();
   ArrayRef<CastRecord> getCasts() const { return casts; }
+  /// Whether run() erased `op` (compared by address only: it is gone).
+  bool wasErased(Operation *op) const { return erased.contains(op); }
 
 private:
   /// The copy of the forward value `result` (of `op`) in `low` that the
@@ -168,6 +170,7 @@ private:
   /// replacements.
   SmallVector<std::pair<Value, Value>> replacedInits;
   SmallVector<CastRecord> casts;
+  DenseSet<Operation *> erased;
   /// Where each original value came from, for the report.
   DenseMap<Value, std::string> names;
 };
@@ -530,6 +533,7 @@ void MixedPrecisionRewriter::run() {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp())
         candidates.insert(def);
+    erased.insert(op);
     op->erase();
   }
 }
@@ -695,6 +699,8 @@ struct FunctionReport {
     std::string op, loc, cls, precision, stored, rule;
     int64_t bytes = 0;
     bool contraction;
+    /// An explicit conversion of the input that the pass removed.
+    bool removedCast = false;
   };
   SmallVector<OpEntry> ops;
   SmallVector<CastRecord> casts;
@@ -944,10 +950,12 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
     fnReport.name = func.getSymName().str();
     fnReport.lowType = analysis.getLowType();
     fnReport.bytesBefore = getActivationBytes(func);
+    SmallVector<Operation *> entryOps;
     for (const PrecisionDecision &d : analysis.getDecisions()) {
       // Empty tensors hold no values to be precise about.
       if (d.rule.empty() || isa<tensor::EmptyOp>(d.op))
         continue;
+      entryOps.push_back(d.op);
       FunctionReport::OpEntry entry;
       entry.index = d.index;
       entry.op = d.op->getName().getStringRef().str();
@@ -980,6 +988,17 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
         rewriter.storeSavedActivationsInLowType();
       fnReport.casts.assign(rewriter.getCasts().begin(),
                             rewriter.getCasts().end());
+      for (auto [entry, op] : llvm::zip_equal(fnReport.ops, entryOps)) {
+        if (!rewriter.wasErased(op))
+          continue;
+        if (entry.cls == stringifyPrecisionClass(PrecisionClass::Cast)) {
+          entry.removedCast = true;
+          entry.rule = "explicit widening: removed, its readers read the "
+                       "value it widened (truncf(extf(x)) is x exactly)";
+        } else {
+          entry.rule += "; removed: nothing reads it after the rewrite";
+        }
+      }
     }
     for (const CastRecord &cast : fnReport.casts)
       ++(cast.folded ? numCastsFolded : numCastsInserted);
@@ -1004,6 +1023,10 @@ static void emitFunctionReports(llvm::json::OStream &json,
           ++(cast.folded ? folded : inserted);
         json.attribute("casts_inserted", inserted);
         json.attribute("casts_folded", folded);
+        json.attribute("casts_removed",
+                       llvm::count_if(fn.ops, [](const auto &entry) {
+                         return entry.removedCast;
+                       }));
         json.attribute("activation_bytes_before", fn.bytesBefore);
         json.attribute("activation_bytes_after", fn.bytesAfter);
         json.attribute("bytes_saved", fn.bytesBefore - fn.bytesAfter);

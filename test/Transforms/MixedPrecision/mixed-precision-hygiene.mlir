@@ -1,4 +1,15 @@
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision | FileCheck %s
+// RUN: recast-opt %s -split-input-file -recast-mixed-precision=report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+/// The report says which conversions of the input survive and which the
+/// pass removed.
+// REPORT:      "function": "rounding_survives"
+// REPORT:      "casts_removed": 0,
+// REPORT:      "rule": "explicit conversion: kept as written"
+// REPORT:      "function": "exact_round_trip_folds"
+// REPORT:      "casts_removed": 1,
+// REPORT:      "rule": "explicit widening: removed, its readers read the value it widened (truncf(extf(x)) is x exactly)"
+// REPORT:      "reason": "input of a low-precision contraction (the value is an exact widening of one already in bf16)"
 
 #id = affine_map<(i, j) -> (i, j)>
 #all = affine_map<(i, j) -> ()>

@@ -11,6 +11,7 @@
 // CHECK-NEXT: "compute_type": "bf16",
 // CHECK-NEXT: "casts_inserted": 3,
 // CHECK-NEXT: "casts_folded": 0,
+// CHECK-NEXT: "casts_removed": 0,
 // CHECK-NEXT: "activation_bytes_before": 104,
 // CHECK-NEXT: "activation_bytes_after": 200,
 // CHECK-NEXT: "bytes_saved": -96,
