@@ -16,6 +16,18 @@
 using namespace mlir;
 using namespace mlir::recast;
 
+int64_t mlir::recast::getProducedTensorBytes(FunctionOpInterface func) {
+  int64_t total = 0;
+  for (Block &block : func.getFunctionBody())
+    for (Operation &op : block) {
+      if (isa<tensor::EmptyOp>(op))
+        continue;
+      for (Value result : op.getResults())
+        total += getTensorBytes(result.getType()).value_or(0);
+    }
+  return total;
+}
+
 std::optional<int64_t> mlir::recast::getTensorBytes(Type type) {
   auto tensor = dyn_cast<TensorType>(type);
   if (!tensor)

@@ -166,19 +166,6 @@ bool isZeroTensor(Value value) {
   return matchPattern(value, m_AnyZeroFloat());
 }
 
-/// Total bytes of the tensors a function's ops produce, as the memory report
-/// counts activations (empty tensors hold none).
-int64_t getActivationBytes(func::FuncOp func) {
-  int64_t total = 0;
-  for (Operation &op : func.getBody().front()) {
-    if (isa<tensor::EmptyOp>(op))
-      continue;
-    for (Value result : op.getResults())
-      total += getTensorBytes(result.getType()).value_or(0);
-  }
-  return total;
-}
-
 /// One quantization of a tensor in an FP8 format.
 struct Site {
   Value quantized;
@@ -740,11 +727,11 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
            << "returns " << ret.getOperand(0).getType()
            << " first; compute-type=fp8 needs the loss, a rank-0 tensor";
 
-  report.activationBytesBefore = getActivationBytes(func);
+  report.activationBytesBefore = getProducedTensorBytes(func);
   FP8Rewriter rewriter(func, config, report);
   if (failed(rewriter.run()))
     return failure();
-  report.activationBytesAfter = getActivationBytes(func);
+  report.activationBytesAfter = getProducedTensorBytes(func);
   return report;
 }
 
@@ -792,6 +779,8 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
             }
             json.attribute("activation_bytes_before", fn.activationBytesBefore);
             json.attribute("activation_bytes_after", fn.activationBytesAfter);
+            json.attribute("bytes_saved",
+                           fn.activationBytesBefore - fn.activationBytesAfter);
             json.attributeArray("contractions", [&] {
               for (const FP8Contraction &c : fn.contractions) {
                 json.object([&] {

@@ -675,19 +675,6 @@ static void eraseDeadScalarOps(func::FuncOp func) {
   }
 }
 
-/// Total bytes of the tensors a function's ops produce (empty tensors hold
-/// none), as the memory report counts activations.
-static int64_t getActivationBytes(func::FuncOp func) {
-  int64_t total = 0;
-  func.walk([&](Operation *op) {
-    if (op->getParentOp() != func || isa<tensor::EmptyOp>(op))
-      return;
-    for (Value result : op->getResults())
-      total += getTensorBytes(result.getType()).value_or(0);
-  });
-  return total;
-}
-
 namespace {
 
 /// What the report says about one function.
@@ -742,7 +729,7 @@ reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
       continue;
     FunctionReport fnReport;
     fnReport.name = func.getSymName().str();
-    fnReport.bytesBefore = fnReport.bytesAfter = getActivationBytes(func);
+    fnReport.bytesBefore = fnReport.bytesAfter = getProducedTensorBytes(func);
     for (auto [index, op] :
          llvm::enumerate(func.getBody().front().without_terminator())) {
       // Empty tensors hold no values, scalars are not tensors of the step.
@@ -949,7 +936,7 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
     FunctionReport fnReport;
     fnReport.name = func.getSymName().str();
     fnReport.lowType = analysis.getLowType();
-    fnReport.bytesBefore = getActivationBytes(func);
+    fnReport.bytesBefore = getProducedTensorBytes(func);
     SmallVector<Operation *> entryOps;
     for (const PrecisionDecision &d : analysis.getDecisions()) {
       // Empty tensors hold no values to be precise about.
@@ -1002,7 +989,7 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
     }
     for (const CastRecord &cast : fnReport.casts)
       ++(cast.folded ? numCastsFolded : numCastsInserted);
-    fnReport.bytesAfter = getActivationBytes(func);
+    fnReport.bytesAfter = getProducedTensorBytes(func);
     reports.push_back(std::move(fnReport));
   }
   return success();

@@ -37,6 +37,11 @@ namespace mlir::recast {
 /// whose shape is not static. Non-tensor types take 0 bytes.
 std::optional<int64_t> getTensorBytes(Type type);
 
+/// Total bytes of the tensors the top-level ops of `func` produce (empty
+/// tensors hold none; dynamically shaped ones are not counted): the
+/// activation total the mixed-precision reports compare before and after.
+int64_t getProducedTensorBytes(FunctionOpInterface func);
+
 /// Whether `result` is written into the buffer of an argument of its
 /// function that dies there: the op is destination-passing, the init tied to
 /// `result` is a function argument of the same size that bufferization may

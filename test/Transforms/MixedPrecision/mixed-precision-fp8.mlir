@@ -117,6 +117,9 @@
 // REPORT: "function": "loss",
 // REPORT-NEXT: "skipped": "not a training step (no recast.param argument): FP32"
 // REPORT: "function": "train_step",
+// REPORT-NEXT: "activation_bytes_before": {{[0-9]+}},
+// REPORT-NEXT: "activation_bytes_after": {{[0-9]+}},
+// REPORT-NEXT: "bytes_saved": -{{[0-9]+}},
 // REPORT: "op": "linalg.matmul",
 // REPORT: "pass": "forward",
 // REPORT-NEXT: "accumulator": "f32",
