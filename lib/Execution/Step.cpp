@@ -225,6 +225,16 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
         (options.mixedPrecision.empty()
              ? std::string("and none was given")
              : "not '" + options.mixedPrecision + "'"));
+  if (!options.precisionPolicy.empty() && options.mixedPrecision.empty())
+    return makeError("a precision policy applies to mixed precision: give a "
+                     "compute type (bf16, f16 or fp8) with it");
+  bool anyGradScalerOption = options.initScale || options.growthFactor ||
+                             options.backoffFactor || options.minLossScale ||
+                             options.growthInterval;
+  if (anyGradScalerOption && options.lossScale.empty())
+    return makeError("init-scale, growth-factor, backoff-factor, "
+                     "growth-interval and min-loss-scale apply to "
+                     "loss-scale=dynamic, and no loss scaling was given");
   if (options.savedActivations && options.mixedPrecision.empty())
     return makeError("saved-activations applies to mixed precision: give a "
                      "compute type (bf16 or f16) with it");
@@ -250,6 +260,18 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
       mp.fp8OtherType = *options.fp8OtherType;
     if (options.savedActivations)
       mp.savedActivations = *options.savedActivations;
+    if (!options.precisionPolicy.empty())
+      mp.policy = options.precisionPolicy;
+    if (options.initScale)
+      mp.initScale = *options.initScale;
+    if (options.growthFactor)
+      mp.growthFactor = *options.growthFactor;
+    if (options.backoffFactor)
+      mp.backoffFactor = *options.backoffFactor;
+    if (options.minLossScale)
+      mp.minLossScale = *options.minLossScale;
+    if (options.growthInterval)
+      mp.growthInterval = *options.growthInterval;
     mixed.addPass(createRecastMixedPrecisionPass(mp));
     if (failed(mixed.run(module)))
       return makeError("mixed precision on @" + entryName + " failed");

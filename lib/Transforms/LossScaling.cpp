@@ -72,6 +72,10 @@ llvm::Error mlir::recast::parseLossScale(StringRef text,
   if (!(config.minScale >= 0) || !std::isfinite(config.minScale))
     return error("min-loss-scale=" + number(config.minScale) +
                  " must be a finite number >= 0");
+  if (config.mode == LossScaleConfig::Mode::Dynamic &&
+      config.initScale < config.minScale)
+    return error("the first loss scale, " + number(config.initScale) +
+                 ", is below min-loss-scale=" + number(config.minScale));
   return llvm::Error::success();
 }
 

@@ -118,6 +118,37 @@ static cl::opt<std::string> lossScale(
              "(GradScaler's: skip steps with non-finite gradients, halve the "
              "scale, grow it after 2000 good steps)"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<std::string> precisionPolicy(
+    "precision-policy",
+    cl::desc("The op classes of --mixed-precision: a built-in policy "
+             "(default, contractions-only) or a JSON file with add/remove "
+             "lists per class"),
+    cl::init(""), cl::cat(runCategory));
+static cl::opt<double>
+    initScale("init-scale",
+              cl::desc("--loss-scale=dynamic: the scale of the first step "
+                       "(default 65536)"),
+              cl::cat(runCategory));
+static cl::opt<double> growthFactor(
+    "growth-factor",
+    cl::desc("--loss-scale=dynamic: factor applied after growth-interval "
+             "finite steps (default 2)"),
+    cl::cat(runCategory));
+static cl::opt<double> backoffFactor(
+    "backoff-factor",
+    cl::desc("--loss-scale=dynamic: factor applied on a non-finite step "
+             "(default 0.5)"),
+    cl::cat(runCategory));
+static cl::opt<int64_t> growthInterval(
+    "growth-interval",
+    cl::desc("--loss-scale=dynamic: finite steps in a row before growing "
+             "(default 2000)"),
+    cl::cat(runCategory));
+static cl::opt<double> minLossScale(
+    "min-loss-scale",
+    cl::desc("--loss-scale=dynamic: stop with an error when the scale falls "
+             "below this (default 1e-4)"),
+    cl::cat(runCategory));
 static cl::opt<std::string> fp8Recipe(
     "fp8-recipe",
     cl::desc("--mixed-precision=fp8: delayed (scales from an amax history "
@@ -370,6 +401,17 @@ static int runMain(int argc, char **argv) {
       options.fp8OtherType = fp8OtherType;
     if (savedActivations.getNumOccurrences())
       options.savedActivations = savedActivations;
+    options.precisionPolicy = precisionPolicy;
+    if (initScale.getNumOccurrences())
+      options.initScale = initScale;
+    if (growthFactor.getNumOccurrences())
+      options.growthFactor = growthFactor;
+    if (backoffFactor.getNumOccurrences())
+      options.backoffFactor = backoffFactor;
+    if (growthInterval.getNumOccurrences())
+      options.growthInterval = growthInterval;
+    if (minLossScale.getNumOccurrences())
+      options.minLossScale = minLossScale;
     options.rematBudget = rematBudget;
     options.updateInPlace = updateInPlace;
     if (llvm::Error err = mlir::recast::transformStep(*module, func, options))

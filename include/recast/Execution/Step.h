@@ -85,6 +85,13 @@ struct StepTransformOptions {
   std::optional<std::string> fp8Recipe, fp8Contractions, fp8OtherType;
   std::optional<int64_t> amaxHistory, margin;
   std::optional<bool> fp8KeepFirstLast;
+  /// policy of --recast-mixed-precision (a built-in name or a JSON file);
+  /// empty keeps the pass's default. Needs `mixedPrecision`.
+  std::string precisionPolicy;
+  /// GradScaler options of --recast-mixed-precision; each unset one keeps
+  /// the pass's default. Set ones need `lossScale` dynamic.
+  std::optional<double> initScale, growthFactor, backoffFactor, minLossScale;
+  std::optional<int64_t> growthInterval;
   /// saved-activations of --recast-mixed-precision (compute-type,
   /// as-computed); unset keeps the pass's default. Needs `mixedPrecision`.
   std::optional<std::string> savedActivations;

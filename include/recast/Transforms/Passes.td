@@ -870,7 +870,8 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     f32, a function with several blocks, bad loss-scale options or
     `saved-activations`, GradScaler options (`init-scale`, `growth-factor`,
     `backoff-factor`, `growth-interval`, `min-loss-scale`) without
-    `loss-scale=dynamic`, FP8 options with another compute type,
+    `loss-scale=dynamic`, a first dynamic scale below `min-loss-scale`,
+    FP8 options with another compute type,
     `amax-history` with the current recipe, a policy that is not a built-in
     name or a readable JSON file, or that names an unknown class, list or
     op, or adds one op to two classes, loss scaling on a module with no

@@ -10,6 +10,7 @@
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 growth-interval=100" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=static:1024 min-loss-scale=1" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC-STATIC
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic:1024 init-scale=8" 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic init-scale=0.5 min-loss-scale=1" 2>&1 | FileCheck %s --check-prefix=FLOOR
 
 // MODE: error: --recast-mixed-precision: loss-scale='always' is not supported; use none, static:<scale>, dynamic or dynamic:<initial scale>
 // NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a positive scale that is a finite f32
@@ -25,6 +26,7 @@
 // NOT-DYNAMIC: error: --recast-mixed-precision: init-scale, growth-factor, backoff-factor, growth-interval and min-loss-scale apply to loss-scale=dynamic, not 'none'
 // NOT-DYNAMIC-STATIC: error: --recast-mixed-precision: init-scale, growth-factor, backoff-factor, growth-interval and min-loss-scale apply to loss-scale=dynamic, not 'static:1024'
 // TWICE: error: --recast-mixed-precision: loss-scale='dynamic:1024' gives the initial scale; init-scale gives it too
+// FLOOR: error: --recast-mixed-precision: the first loss scale, 0.5, is below min-loss-scale=1
 
 /// Loss scaling changes what is differentiated: a step whose backward is
 /// already explicit cannot be scaled.
