@@ -245,8 +245,7 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
   entry.source = describe(value);
   entry.format = typeName(format);
   entry.bytes =
-      getTensorBytes(cast<RankedTensorType>(value.getType()).clone(format))
-          .value_or(0);
+      getTensorBytes(cast<RankedTensorType>(value.getType()).clone(format));
 
   if (config.recipe == FP8Config::Recipe::Delayed) {
     unsigned n = func.getNumArguments();
@@ -813,7 +812,7 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                 json.object([&] {
                   json.attribute("source", site.source);
                   json.attribute("format", site.format);
-                  json.attribute("bytes", site.bytes);
+                  attributeBytes(json, "bytes", site.bytes);
                   if (site.historyArg >= 0) {
                     json.attribute("amax_history_argument", site.historyArg);
                     json.attribute("scale_argument", site.scaleArg);

@@ -103,7 +103,8 @@ namespace {
 struct CastRecord {
   std::string source;
   Type from, to;
-  int64_t bytes;
+  /// None for a dynamically shaped tensor.
+  std::optional<int64_t> bytes;
   std::string reason;
   /// Folded into a constant, a fill, an empty tensor or an exact earlier
   /// conversion instead of inserting a conversion op.
@@ -232,7 +233,7 @@ Value MixedPrecisionRewriter::getConverted(Value value, FloatType to,
     return done;
 
   auto type = cast<RankedTensorType>(value.getType());
-  int64_t bytes = getTensorBytes(type.clone(to)).value_or(0);
+  std::optional<int64_t> bytes = getTensorBytes(type.clone(to));
   CastRecord record{describe(value), from, to, bytes, reason.str(), true};
   builder.setInsertionPoint(user);
   Location loc = user->getLoc();
@@ -427,7 +428,7 @@ void MixedPrecisionRewriter::roundResult(Operation *op, FloatType type) {
   result.replaceAllUsesExcept(rounded, rounded.getDefiningOp());
   converted[{result, Type(type)}] = rounded;
   casts.push_back({describe(result), getFloatElementType(result.getType()),
-                   type, getTensorBytes(rounded.getType()).value_or(0),
+                   type, getTensorBytes(rounded.getType()),
                    "contraction result rounded after its FP32 accumulator",
                    false});
 }
@@ -639,7 +640,7 @@ void MixedPrecisionRewriter::storeSavedActivationsInLowType() {
         builder.setInsertionPoint(firstOther);
         widened = createConversion(stored, type, firstOther->getLoc());
         casts.push_back({describe(result), low, type,
-                         getTensorBytes(widened.getType()).value_or(0),
+                         getTensorBytes(widened.getType()),
                          "the backward's copy of a value saved in the "
                          "compute type, for an op that reads FP32",
                          false});
@@ -675,6 +676,14 @@ static void eraseDeadScalarOps(func::FuncOp func) {
   }
 }
 
+/// Adds the bytes of a value of `type` to `total`, which becomes unknown
+/// once a dynamically shaped value is added.
+static void addBytes(std::optional<int64_t> &total, Type type) {
+  std::optional<int64_t> bytes = getTensorBytes(type);
+  total =
+      total && bytes ? std::optional<int64_t>(*total + *bytes) : std::nullopt;
+}
+
 namespace {
 
 /// What the report says about one function.
@@ -684,7 +693,8 @@ struct FunctionReport {
   struct OpEntry {
     int64_t index;
     std::string op, loc, cls, precision, stored, rule;
-    int64_t bytes = 0;
+    /// None when a result is dynamically shaped.
+    std::optional<int64_t> bytes = 0;
     bool contraction;
     /// An explicit conversion of the input that the pass removed.
     bool removedCast = false;
@@ -752,7 +762,7 @@ reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
         if (FloatType element = getFloatElementType(result.getType());
             element && entry.precision == "unchanged")
           entry.precision = entry.stored = typeName(element);
-        entry.bytes += getTensorBytes(result.getType()).value_or(0);
+        addBytes(entry.bytes, result.getType());
       }
       entry.rule = "fp8-other-type=f32: only contractions run in FP8; the "
                    "other ops compute as written";
@@ -961,7 +971,7 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
         Type type = result.getType();
         if (d.resultType && getFloatElementType(type))
           type = withElementType(type, d.resultType);
-        entry.bytes += getTensorBytes(type).value_or(0);
+        addBytes(entry.bytes, type);
       }
       fnReport.ops.push_back(std::move(entry));
       if (FloatType precision = d.precision;
@@ -1029,7 +1039,7 @@ static void emitFunctionReports(llvm::json::OStream &json,
               if (op.contraction)
                 json.attribute("accumulator", "f32");
               json.attribute("stored", op.stored);
-              json.attribute("bytes", op.bytes);
+              attributeBytes(json, "bytes", op.bytes);
               json.attribute("rule", op.rule);
             });
           }
@@ -1040,7 +1050,7 @@ static void emitFunctionReports(llvm::json::OStream &json,
               json.attribute("source", cast.source);
               json.attribute("from", typeName(cast.from));
               json.attribute("to", typeName(cast.to));
-              json.attribute("bytes", cast.bytes);
+              attributeBytes(json, "bytes", cast.bytes);
               json.attribute("folded", cast.folded);
               json.attribute("reason", cast.reason);
             });

@@ -32,3 +32,11 @@ LogicalResult mlir::recast::writeJSONReport(
   file->keep();
   return success();
 }
+
+void mlir::recast::attributeBytes(llvm::json::OStream &json, StringRef key,
+                                  std::optional<int64_t> bytes) {
+  if (bytes)
+    json.attribute(key, *bytes);
+  else
+    json.attribute(key, nullptr);
+}

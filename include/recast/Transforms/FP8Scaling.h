@@ -88,7 +88,8 @@ llvm::Error parseFP8Recipe(StringRef recipe, FP8Config &config);
 struct FP8Site {
   std::string source;
   std::string format;
-  int64_t bytes = 0;
+  /// None for a dynamically shaped tensor.
+  std::optional<int64_t> bytes;
   /// Delayed recipe: the positions of the history and scale arguments.
   int64_t historyArg = -1, scaleArg = -1;
 };

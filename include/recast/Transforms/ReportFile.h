@@ -7,6 +7,8 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/JSON.h"
 
+#include <optional>
+
 namespace mlir::recast {
 
 /// Writes the JSON that `write` produces to `path` (`-` for stdout), pretty
@@ -15,6 +17,11 @@ namespace mlir::recast {
 LogicalResult
 writeJSONReport(StringRef path, Operation *anchor,
                 llvm::function_ref<void(llvm::json::OStream &)> write);
+
+/// Writes `bytes` as `key`, or null where a dynamic shape leaves the size
+/// unknown: a 0 would read as a measurement.
+void attributeBytes(llvm::json::OStream &json, StringRef key,
+                    std::optional<int64_t> bytes);
 
 } // namespace mlir::recast
 

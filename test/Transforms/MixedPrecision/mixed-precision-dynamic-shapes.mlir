@@ -1,6 +1,17 @@
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision | FileCheck %s
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision=compute-type=f16 | FileCheck %s --check-prefix=F16
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision=compute-type=fp8 | FileCheck %s --check-prefix=FP8
+// RUN: recast-opt %s -split-input-file -recast-mixed-precision=report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=fp8 report=-" -o /dev/null | FileCheck %s --check-prefix=FP8-REPORT
+
+/// The report gives no size for a dynamically shaped tensor (null, not 0).
+// REPORT:      "op": "linalg.matmul",
+// REPORT:      "bytes": null,
+// REPORT:      "to": "bf16",
+// REPORT-NEXT: "bytes": null,
+// FP8-REPORT:  "quantizations": [
+// FP8-REPORT:  "format": "f8E4M3FN",
+// FP8-REPORT-NEXT: "bytes": null,
 
 /// Dynamically shaped tensors: each conversion and retyped initial value
 /// takes its dynamic sizes from the empty tensor its source was computed
