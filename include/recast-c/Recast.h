@@ -147,6 +147,12 @@ typedef struct RecastProgramOptions {
   /// What the backward reads of an FP32 activation under bf16/f16 mixed
   /// precision: compute-type or as-computed; empty: the pass's default.
   MlirStringRef savedActivations;
+  /// The op classes of mixed precision: a built-in policy (default,
+  /// contractions-only) or a JSON policy file; empty: the default.
+  MlirStringRef precisionPolicy;
+  /// What the ops other than the FP8 contractions run in under fp8 (f32,
+  /// bf16); empty: the pass's default.
+  MlirStringRef fp8OtherType;
   /// Budget of --recast-remat (bytes, or a fraction like 0.7); empty: none.
   MlirStringRef rematBudget;
   /// LLVM optimization level of the JIT, 0-3.

@@ -195,6 +195,9 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     transform.fp8KeepFirstLast = options.fp8KeepFirstLast != 0;
   if (!unwrap(options.savedActivations).empty())
     transform.savedActivations = unwrap(options.savedActivations).str();
+  transform.precisionPolicy = unwrap(options.precisionPolicy).str();
+  if (!unwrap(options.fp8OtherType).empty())
+    transform.fp8OtherType = unwrap(options.fp8OtherType).str();
   transform.rematBudget = unwrap(options.rematBudget).str();
   transform.updateInPlace = options.updateInPlace;
   if (llvm::Error err = transformStep(module, func, transform))
@@ -447,6 +450,8 @@ RecastProgramOptions recastProgramOptionsGetDefault(void) {
   options.margin = -1;
   options.fp8KeepFirstLast = -1;
   options.savedActivations = mlirStringRefCreate(nullptr, 0);
+  options.precisionPolicy = mlirStringRefCreate(nullptr, 0);
+  options.fp8OtherType = mlirStringRefCreate(nullptr, 0);
   options.rematBudget = mlirStringRefCreate(nullptr, 0);
   options.optLevel = 2;
   options.updateInPlace = true;

@@ -310,7 +310,9 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
             amax_history: Optional[int] = None,
             margin: Optional[int] = None,
             fp8_keep_first_last: Optional[bool] = None,
-            saved_activations: Optional[str] = None) -> Program:
+            saved_activations: Optional[str] = None,
+            precision_policy: Optional[Union[str, os.PathLike]] = None,
+            fp8_other_type: Optional[str] = None) -> Program:
     """Compiles a training step (MLIR text, a .mlir path, or a Module, which
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
@@ -326,6 +328,11 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     saved_activations: what the backward reads of an FP32 activation under
       mixed_precision="bf16"/"f16": "compute-type" (a rounded copy, the
       pass's default) or "as-computed" (the FP32 value).
+    precision_policy: the op classes of mixed precision: "default",
+      "contractions-only" or the path of a JSON policy file
+      (docs/MixedPrecision.md); None keeps the default.
+    fp8_other_type: what the ops other than the FP8 contractions run in
+      under mixed_precision="fp8": "f32" (the default) or "bf16".
     remat: a budget for --recast-remat: bytes (int), a fraction of the
       step's peak (float, e.g. 0.7), or a policy ("full", "selective").
     update_in_place: apply each parameter update as soon as its gradient is
@@ -349,6 +356,9 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     settings.fp8_keep_first_last = (-1 if fp8_keep_first_last is None
                                     else int(bool(fp8_keep_first_last)))
     settings.saved_activations = saved_activations or ""
+    settings.precision_policy = ("" if precision_policy is None
+                                 else os.fspath(precision_policy))
+    settings.fp8_other_type = fp8_other_type or ""
     settings.remat_budget = "" if remat is None else str(remat)
     settings.opt_level = opt_level
     settings.update_in_place = update_in_place

@@ -117,7 +117,7 @@ using ArgumentInfo =
 /// that RecastProgramOptions refers to while the program is created.
 struct ProgramSettings {
   std::string entry, mixedPrecision, lossScale, fp8Recipe, fp8Contractions,
-      savedActivations, rematBudget;
+      savedActivations, precisionPolicy, fp8OtherType, rematBudget;
   int64_t amaxHistory = 0, margin = -1;
   int fp8KeepFirstLast = -1;
   unsigned optLevel = 2;
@@ -135,6 +135,8 @@ struct ProgramSettings {
     options.margin = margin;
     options.fp8KeepFirstLast = fp8KeepFirstLast;
     options.savedActivations = ref(savedActivations);
+    options.precisionPolicy = ref(precisionPolicy);
+    options.fp8OtherType = ref(fp8OtherType);
     options.rematBudget = ref(rematBudget);
     options.optLevel = optLevel;
     options.updateInPlace = updateInPlace;
@@ -304,6 +306,8 @@ NB_MODULE(_recast, m) {
       .def_rw("margin", &ProgramSettings::margin)
       .def_rw("fp8_keep_first_last", &ProgramSettings::fp8KeepFirstLast)
       .def_rw("saved_activations", &ProgramSettings::savedActivations)
+      .def_rw("precision_policy", &ProgramSettings::precisionPolicy)
+      .def_rw("fp8_other_type", &ProgramSettings::fp8OtherType)
       .def_rw("remat_budget", &ProgramSettings::rematBudget)
       .def_rw("opt_level", &ProgramSettings::optLevel)
       .def_rw("update_in_place", &ProgramSettings::updateInPlace);

@@ -237,3 +237,34 @@ def test_saved_activations_option(models_dir):
     with pytest.raises(recast.RecastError,
                        match="saved-activations applies to mixed precision"):
         recast.compile(path, saved_activations="as-computed")
+
+
+def test_precision_policy_and_fp8_other_type(models_dir, tmp_path):
+    path = os.path.join(models_dir, "mlp-small.mlir")
+    # A policy file reaches the pass: with linalg.matmul out of the
+    # contractions the forward matmuls read the FP32 batch, whose bf16 copy
+    # for the weight gradient is made in the backward instead of being saved
+    # from the forward; the step still trains.
+    policy = tmp_path / "policy.json"
+    policy.write_text('{"contraction": {"remove": ["linalg.matmul"]}}')
+    default = recast.compile(path, mixed_precision="bf16", opt_level=0)
+    edited = recast.compile(path, mixed_precision="bf16", opt_level=0,
+                            precision_policy=policy)
+    assert (edited.report["saved_activation_bytes"]
+            < default.report["saved_activation_bytes"])
+    loss, _ = edited.step(edited.init_params(0), edited.init_batch(0))
+    assert loss == pytest.approx(2.3118, abs=5e-3)
+    with pytest.raises(recast.RecastError, match="unknown op 'linalg.matmull'"):
+        policy.write_text('{"contraction": {"remove": ["linalg.matmull"]}}')
+        recast.compile(path, mixed_precision="bf16", precision_policy=policy)
+    with pytest.raises(recast.RecastError,
+                       match="a precision policy applies to mixed precision"):
+        recast.compile(path, precision_policy="contractions-only")
+    # fp8_other_type reaches the pass too.
+    with pytest.raises(recast.RecastError, match="fp8-other-type='f16'"):
+        recast.compile(path, mixed_precision="fp8", fp8_other_type="f16")
+    bf16_between = recast.compile(path, mixed_precision="fp8", opt_level=0,
+                                  fp8_other_type="bf16")
+    loss, _ = bf16_between.step(bf16_between.init_params(0),
+                                bf16_between.init_batch(0))
+    assert loss == pytest.approx(2.3118, abs=0.02)

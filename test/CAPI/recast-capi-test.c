@@ -337,6 +337,22 @@ static int testProgramOptions(MlirContext context, const char *path) {
   options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
   printRefused("program-fp8-option-bf16", context, source, path, options);
 
+  /* The precision policy reaches the pass: a built-in one runs, an unknown
+     one is refused. */
+  options = recastProgramOptionsGetDefault();
+  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
+  options.precisionPolicy =
+      mlirStringRefCreateFromCString("contractions-only");
+  program = createProgram(context, source, path, options, &diagnostics);
+  if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
+    fprintf(stderr, "%s", text(&diagnostics));
+    return 1;
+  }
+  printf("program-contractions-only: loss %.2f\n", loss);
+  recastProgramDestroy(program);
+  options.precisionPolicy = mlirStringRefCreateFromCString("aggressive");
+  printRefused("program-bad-policy", context, source, path, options);
+
   options = recastProgramOptionsGetDefault();
   options.rematBudget = mlirStringRefCreateFromCString("0.5");
   printRefused("program-remat-infeasible", context, source, path, options);
