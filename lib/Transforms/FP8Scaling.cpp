@@ -460,6 +460,19 @@ void FP8Rewriter::emitStateUpdates() {
   SmallVector<Type> newTypes;
   int64_t n = config.amaxHistory;
   auto historyType = RankedTensorType::get({n}, f32);
+  // A step that loss scaling skips (non-finite gradients) keeps its FP8
+  // state too: its amaxes would put an infinity into the histories, which
+  // would freeze the scales for as many steps as a history holds.
+  arith::CmpFOp finite;
+  func.walk([&](arith::CmpFOp cmp) {
+    if (cmp->hasAttr(RecastDialect::kStepFiniteAttrName))
+      finite = cmp;
+  });
+  auto keptWhenSkipped = [&](Value updated, Value previous) -> Value {
+    if (!finite)
+      return updated;
+    return arith::SelectOp::create(b, loc, finite, updated, previous);
+  };
   for (Site *site : siteOrder) {
     // The amax is pushed into the history; the scale of the next step comes
     // from the history's maximum, the previous one when that is zero or not
@@ -468,8 +481,8 @@ void FP8Rewriter::emitStateUpdates() {
         b, loc, TypeRange{scalarType, historyType}, site->amax,
         site->scaleState, site->history, TypeAttr::get(site->format),
         b.getI64IntegerAttr(config.margin));
-    newState.push_back(update.getNewHistory());
-    newState.push_back(update.getNewScale());
+    newState.push_back(keptWhenSkipped(update.getNewHistory(), site->history));
+    newState.push_back(keptWhenSkipped(update.getNewScale(), site->scaleState));
     newTypes.push_back(historyType);
     newTypes.push_back(scalarType);
   }

@@ -271,8 +271,10 @@ mlir::recast::applyLossScaling(func::FuncOp step,
   // Keep the previous parameters and state when a gradient is not finite.
   b.setInsertionPoint(ret);
   ScaleBuilder sb(b, loc);
-  Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       sb.scalarOf(nonFinite), sb.f32(0.0));
+  auto finiteCheck = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           sb.scalarOf(nonFinite), sb.f32(0.0));
+  finiteCheck->setAttr(RecastDialect::kStepFiniteAttrName, b.getUnitAttr());
+  Value finite = finiteCheck;
   SmallVector<Value> results = {ret.getOperand(0)};
   for (auto [k, argIndex] : llvm::enumerate(carried))
     results.push_back(arith::SelectOp::create(

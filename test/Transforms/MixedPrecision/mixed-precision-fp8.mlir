@@ -7,6 +7,17 @@
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 loss-scale=dynamic" | FileCheck %s --check-prefix=SCALED
+
+/// With dynamic loss scaling, a skipped step keeps its FP8 state as it keeps
+/// the parameters: each new amax history and scale is selected on the
+/// step's finite check, so a non-finite amax never enters a history.
+// SCALED-LABEL: func.func @train_step
+// SCALED-SAME:    %[[H0:[a-z0-9]+]]: tensor<4xf32> {recast.init = "zeros", recast.state}, %[[S0:[a-z0-9]+]]: tensor<f32> {recast.init = "fill:1", recast.state}
+// SCALED:         %[[FINITE:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} {recast.step_finite} : f32
+// SCALED:         %[[NS:.*]], %[[NH:.*]] = recast.fp8_scale_update %{{.*}}, %[[S0]] history(%[[H0]])
+// SCALED-NEXT:    arith.select %[[FINITE]], %[[NH]], %[[H0]] : tensor<4xf32>
+// SCALED-NEXT:    arith.select %[[FINITE]], %[[NS]], %[[S0]] : tensor<f32>
 
 /// compute-type=fp8 on a two-layer step, differentiated by the pass. Every
 /// contraction reads FP8 inputs: the forward values (x, w1, h, w2) in E4M3FN,

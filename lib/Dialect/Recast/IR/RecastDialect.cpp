@@ -4,6 +4,7 @@
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Runtime/Init.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -140,6 +141,14 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
       return op->emitError()
              << "'" << name << "' must be a unit attribute on a function";
+    return success();
+  }
+  if (name == kStepFiniteAttrName) {
+    auto cmp = dyn_cast<arith::CmpFOp>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !cmp || !cmp.getType().isInteger(1))
+      return op->emitError() << "'" << name
+                             << "' must be a unit attribute on a scalar "
+                                "arith.cmpf";
     return success();
   }
   return op->emitError() << "unknown recast attribute '" << name << "'";

@@ -48,6 +48,10 @@ def Recast_Dialect : Dialect {
       `f16`, `f8E4M3FN` or `f8E5M2`.
     * `recast.kernel` (unit, on a function): the function holds one kernel
       outlined by `recast-outline-kernels`.
+    * `recast.step_finite` (unit, on the `arith.cmpf` whose `i1` result says
+      whether a loss-scaled step's gradients are all finite): the step's
+      parameters and state are kept when it is false; state added to the
+      step later (FP8 amax histories and scales) is selected on it too.
 
     Training-step calling convention: the function returns the loss (a
     rank-0 `f32` tensor) first, then one value per `recast.param` or
@@ -70,6 +74,8 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "recast.precision";
     static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";
+    static constexpr ::llvm::StringLiteral kStepFiniteAttrName =
+        "recast.step_finite";
   }];
 }
 
