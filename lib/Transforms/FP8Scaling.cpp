@@ -17,6 +17,7 @@
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/LinalgBody.h"
+#include "recast/Transforms/MixedPrecisionAnalysis.h"
 #include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -97,13 +98,6 @@ llvm::Error mlir::recast::parseFP8Recipe(StringRef recipe, FP8Config &config) {
 }
 
 namespace {
-
-std::string typeName(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
 
 /// Looks through scalar casts of a structured op's body.
 Value stripScalarCasts(Value value) {

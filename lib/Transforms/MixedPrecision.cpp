@@ -36,18 +36,6 @@ namespace mlir::recast {
 using namespace mlir;
 using namespace mlir::recast;
 
-static std::string typeName(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
-
-static FloatType getFloatElementType(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
-}
-
 static RankedTensorType withElementType(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
 }
@@ -692,7 +680,7 @@ struct FunctionReport {
   FloatType lowType;
   struct OpEntry {
     int64_t index;
-    std::string op, loc, cls, precision, stored, rule;
+    std::string op, loc, cls, precision, stored, rule, accumulator;
     /// None when a result is dynamically shaped.
     std::optional<int64_t> bytes = 0;
     bool contraction;
@@ -821,6 +809,15 @@ void RecastMixedPrecisionPass::runOnOperation() {
     emitError(module.getLoc())
         << "--recast-mixed-precision: saved-activations='" << savedActivations
         << "' is not supported; use compute-type or as-computed";
+    return signalPassFailure();
+  }
+  // Under FP8 with FP32 between the layers no activation is FP32 because of
+  // a low-precision policy: the option would change nothing.
+  if (fp8 && fp8OtherType == "f32" && savedActivations != "compute-type") {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: saved-activations applies to bf16 and "
+           "f16, and to fp8 with fp8-other-type=bf16; with "
+           "fp8-other-type=f32 the ops between the FP8 layers are FP32";
     return signalPassFailure();
   }
   if (!lowType && !fp8) {
@@ -960,9 +957,14 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
       entry.cls = d.cls ? stringifyPrecisionClass(*d.cls).str() : "none";
       entry.contraction = d.cls == PrecisionClass::Contraction;
       entry.precision = d.precision ? typeName(d.precision) : "unchanged";
-      if (entry.contraction)
-        entry.stored = d.roundResultTo ? typeName(d.roundResultTo) : "f32";
-      else if (d.resultType)
+      if (entry.contraction) {
+        // The accumulator is the op's initial value, whatever its type (an
+        // f64 contraction accumulates in f64).
+        Type accumulator = getElementTypeOrSelf(d.op->getResult(0).getType());
+        entry.accumulator = typeName(accumulator);
+        entry.stored =
+            d.roundResultTo ? typeName(d.roundResultTo) : entry.accumulator;
+      } else if (d.resultType)
         entry.stored = typeName(d.resultType);
       else
         entry.stored = "unchanged";
@@ -1037,7 +1039,7 @@ static void emitFunctionReports(llvm::json::OStream &json,
               json.attribute("class", op.cls);
               json.attribute("precision", op.precision);
               if (op.contraction)
-                json.attribute("accumulator", "f32");
+                json.attribute("accumulator", op.accumulator);
               json.attribute("stored", op.stored);
               attributeBytes(json, "bytes", op.bytes);
               json.attribute("rule", op.rule);

@@ -12,10 +12,16 @@
 using namespace mlir;
 using namespace mlir::recast;
 
-/// The float element type of `type` if it is a ranked tensor of floats.
-static FloatType getFloatElementType(Type type) {
+FloatType mlir::recast::getFloatElementType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+}
+
+std::string mlir::recast::typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
 }
 
 /// The type `recast.precision` names on `op`, or failure (with an error) for
@@ -50,13 +56,6 @@ static FloatType promote(FloatType a, FloatType b, FloatType f32) {
   if (a.getWidth() != b.getWidth())
     return a.getWidth() > b.getWidth() ? a : b;
   return f32;
-}
-
-static std::string typeName(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
 }
 
 /// True if `use` is an input of a destination-style op, not its init (a

@@ -181,7 +181,8 @@ static cl::opt<std::string> fp8OtherType(
     cl::cat(runCategory));
 static cl::opt<std::string> savedActivations(
     "saved-activations",
-    cl::desc("--mixed-precision=bf16|f16: what the backward reads of an FP32 "
+    cl::desc("--mixed-precision=bf16|f16 (or fp8 with --fp8-other-type=bf16): "
+             "what the backward reads of an FP32 "
              "activation, compute-type (a rounded copy, the default) or "
              "as-computed (the FP32 value)"),
     cl::cat(runCategory));

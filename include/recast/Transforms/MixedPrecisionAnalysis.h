@@ -39,6 +39,12 @@
 
 namespace mlir::recast {
 
+/// The float element type of `type` if it is a ranked tensor of floats.
+FloatType getFloatElementType(Type type);
+
+/// A type as the mixed-precision reports and diagnostics spell it (`bf16`).
+std::string typeName(Type type);
+
 /// What the pass does to one top-level op.
 struct PrecisionDecision {
   Operation *op = nullptr;

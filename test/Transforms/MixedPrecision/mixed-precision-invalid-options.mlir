@@ -25,3 +25,8 @@ module {
 // RUN: not recast-opt %s -recast-mixed-precision=saved-activations=f8 2>&1 | FileCheck %s --check-prefix=SAVED
 /// saved-activations takes compute-type or as-computed.
 // SAVED: error: --recast-mixed-precision: saved-activations='f8' is not supported; use compute-type or as-computed
+
+// RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 saved-activations=as-computed" 2>&1 | FileCheck %s --check-prefix=SAVED-FP8
+// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-other-type=bf16 saved-activations=as-computed" -o /dev/null
+/// Under fp8 it applies only with bf16 between the FP8 layers.
+// SAVED-FP8: error: --recast-mixed-precision: saved-activations applies to bf16 and f16, and to fp8 with fp8-other-type=bf16; with fp8-other-type=f32 the ops between the FP8 layers are FP32
