@@ -153,9 +153,15 @@ PrecisionPolicy::parse(StringRef json, StringRef source, MLIRContext *context) {
             return error("'" + *name + "' in " + className + "." + listName +
                          " is not an op name (<dialect>.<op>)");
           context->getOrLoadDialect(dialect);
-          if (!RegisteredOperationName::lookup(*name, context))
+          std::optional<RegisteredOperationName> info =
+              RegisteredOperationName::lookup(*name, context);
+          if (!info)
             return error("unknown op '" + *name + "' in " + className + "." +
                          listName);
+          if (!info->hasInterface<PrecisionClassOpInterface>())
+            return error("'" + *name + "' in " + className + "." + listName +
+                         " has no precision model: the pass leaves it as "
+                         "written, and no policy class applies to it");
         }
         if (add) {
           auto [it, inserted] = addedTo.try_emplace(*name, className.str());

@@ -5,6 +5,7 @@
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-unknown-op.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN-OP
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-bad-json.json" 2>&1 | FileCheck %s --check-prefix=BAD-JSON
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-duplicate-key.json" 2>&1 | FileCheck %s --check-prefix=DUPLICATE
+// RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-no-model.json" 2>&1 | FileCheck %s --check-prefix=NO-MODEL
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-unknown-class.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN-CLASS
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-unknown-list.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN-LIST
 // RUN: not recast-opt %s -recast-mixed-precision="policy=%S/Inputs/policy-star-add.json" 2>&1 | FileCheck %s --check-prefix=STAR
@@ -53,6 +54,8 @@
 // UNKNOWN-OP: error: --recast-mixed-precision: policy {{.*}}policy-unknown-op.json: unknown op 'linalg.matmull' in contraction.add
 // BAD-JSON: error: --recast-mixed-precision: policy {{.*}}policy-bad-json.json: not valid JSON:
 // A key given twice would keep only one of its values: an error.
+// An op the pass has no precision model for cannot be put in a class.
+// NO-MODEL: error: --recast-mixed-precision: policy {{.*}}policy-no-model.json: 'func.call' in follow.add has no precision model: the pass leaves it as written, and no policy class applies to it
 // DUPLICATE: error: --recast-mixed-precision: policy {{.*}}policy-duplicate-key.json: key 'sensitive' appears twice in one object
 // UNKNOWN-CLASS: error: --recast-mixed-precision: policy {{.*}}policy-unknown-class.json: unknown class 'allow' (expected contraction, sensitive or follow)
 // UNKNOWN-LIST: error: --recast-mixed-precision: policy {{.*}}policy-unknown-list.json: 'follow.include' is not a list this policy knows (expected add or remove)
