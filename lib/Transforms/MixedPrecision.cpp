@@ -863,6 +863,18 @@ void RecastMixedPrecisionPass::runOnOperation() {
            "own amax and keeps no history";
     return signalPassFailure();
   }
+  // Deciding again on IR that is already low precision would change its
+  // numerics (a value stored in bf16 by the first run reads as a bf16 input
+  // to the second).
+  if (auto done = module->getAttrOfType<StringAttr>(
+          RecastDialect::kMixedPrecisionAttrName)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: the module was already rewritten by "
+           "this pass (compute-type="
+        << done.getValue() << "); run it once";
+    return signalPassFailure();
+  }
+
   // Overrides are checked before anything changes: the bf16 policy would
   // otherwise refuse an FP8 format with its own reason.
   if (fp8 && failed(verifyFP8PrecisionOverrides(module, lowType)))
@@ -923,11 +935,12 @@ void RecastMixedPrecisionPass::runOnOperation() {
       emitFunctionReports(json, reports);
     };
     if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
-      signalPassFailure();
-    return;
-  }
-  if (!report.empty())
+      return signalPassFailure();
+  } else if (!report.empty()) {
     writeReport(reports);
+  }
+  module->setAttr(RecastDialect::kMixedPrecisionAttrName,
+                  StringAttr::get(ctx, fp8 ? "fp8" : computeType.getValue()));
 }
 
 LogicalResult RecastMixedPrecisionPass::applyLowPrecision(

@@ -877,8 +877,10 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     op, or adds one op to two classes, loss scaling on a module with no
     `recast.value_and_grad` left, or on a function that is not a training
     step (loss, then one result per `recast.param`/`recast.state`
-    argument). Dynamically shaped tensors are supported: conversions take
-    their sizes from the tensors they convert.
+    argument), a module the pass already rewrote (it marks the module
+    `recast.mixed_precision = "<compute type>"`). Dynamically shaped
+    tensors are supported: conversions take their sizes from the tensors
+    they convert.
   }];
   let options = [
     Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",

@@ -143,6 +143,12 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute on a function";
     return success();
   }
+  if (name == kMixedPrecisionAttrName) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError()
+             << "'" << name << "' must be a string attribute on a module";
+    return success();
+  }
   if (name == kStepFiniteAttrName) {
     auto cmp = dyn_cast<arith::CmpFOp>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !cmp || !cmp.getType().isInteger(1))

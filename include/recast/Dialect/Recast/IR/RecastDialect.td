@@ -48,6 +48,10 @@ def Recast_Dialect : Dialect {
       `f16`, `f8E4M3FN` or `f8E5M2`.
     * `recast.kernel` (unit, on a function): the function holds one kernel
       outlined by `recast-outline-kernels`.
+    * `recast.mixed_precision` (string, on the module): the module was
+      rewritten by `--recast-mixed-precision` with that compute type; a
+      second run is refused (it would decide again on IR that is already
+      low precision).
     * `recast.step_finite` (unit, on the `arith.cmpf` whose `i1` result says
       whether a loss-scaled step's gradients are all finite): the step's
       parameters and state are kept when it is false; state added to the
@@ -74,6 +78,8 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "recast.precision";
     static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";
+    static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
+        "recast.mixed_precision";
     static constexpr ::llvm::StringLiteral kStepFiniteAttrName =
         "recast.step_finite";
   }];
