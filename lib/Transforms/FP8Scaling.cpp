@@ -677,6 +677,8 @@ LogicalResult FP8Rewriter::run() {
       entry.policyRule = it->second.rule;
     if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
       return failure();
+    if (config.quantizedOps)
+      config.quantizedOps->insert(op);
     report.contractions.push_back(std::move(entry));
   }
   if (config.recipe == FP8Config::Recipe::Delayed)

@@ -686,8 +686,10 @@ struct FunctionReport {
     bool contraction;
     /// An explicit conversion of the input that the pass removed.
     bool removedCast = false;
+    /// The op, for identity only (it may have been erased since).
+    Operation *identity = nullptr;
   };
-  SmallVector<OpEntry> ops;
+  std::vector<OpEntry> ops;
   SmallVector<CastRecord> casts;
   int64_t bytesBefore = 0, bytesAfter = 0;
 };
@@ -931,7 +933,20 @@ void RecastMixedPrecisionPass::runOnOperation() {
     fp8Config.otherType = lowType;
     if (!lowType && !report.empty())
       reports = reportOpsAsWritten(module, policyRules);
+    llvm::DenseSet<Operation *> quantized;
+    fp8Config.quantizedOps = &quantized;
     fp8Config.otherOpsReport = [&](llvm::json::OStream &json) {
+      // The bf16 policy decided before the FP8 rewrite: the contractions it
+      // gave bf16 inputs that now read FP8 say so.
+      for (FunctionReport &fn : reports)
+        for (FunctionReport::OpEntry &entry : fn.ops)
+          if (entry.contraction && quantized.contains(entry.identity)) {
+            entry.precision = "fp8";
+            entry.rule = "FP8 contraction: E4M3/E5M2 inputs with per-tensor "
+                         "scaling, FP32 accumulator (functions[].contractions "
+                         "lists its quantizations); before it, " +
+                         entry.rule;
+          }
       emitFunctionReports(json, reports);
     };
     if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
@@ -964,6 +979,7 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
         continue;
       entryOps.push_back(d.op);
       FunctionReport::OpEntry entry;
+      entry.identity = d.op;
       entry.index = d.index;
       entry.op = d.op->getName().getStringRef().str();
       entry.loc = formatLocation(d.op->getLoc());

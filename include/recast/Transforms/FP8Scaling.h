@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
@@ -68,6 +69,8 @@ struct FP8Config {
   /// Writes the decisions about the other ops into the report, as the
   /// "other_ops" object, when set.
   std::function<void(llvm::json::OStream &)> otherOpsReport;
+  /// When set, receives every contraction that runs in FP8.
+  llvm::DenseSet<Operation *> *quantizedOps = nullptr;
 };
 
 /// True if `computeType` (compute-type= of --recast-mixed-precision) names

@@ -47,7 +47,11 @@
 // REPORT-NEXT: "compute_type": "bf16",
 // REPORT: "function": "train_step",
 // REPORT-NEXT: "compute_type": "bf16",
-// REPORT: "rule":
+// REPORT: "op": "linalg.matmul",
+// REPORT: "class": "contraction",
+// REPORT-NEXT: "precision": "fp8",
+// REPORT-NEXT: "accumulator": "f32",
+// REPORT: "rule": "FP8 contraction: E4M3/E5M2 inputs with per-tensor scaling, FP32 accumulator (functions[].contractions lists its quantizations); before it, contraction: bf16 inputs
 // REPORT: "function": "loss",
 // REPORT-NEXT: "skipped": "not a training step (no recast.param argument): bf16 (fp8-other-type)"
 // REPORT: "function": "train_step",
