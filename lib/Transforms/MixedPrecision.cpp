@@ -763,6 +763,37 @@ reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
   return reports;
 }
 
+/// Warns about each op of a function body whose regions (scf.for, scf.if)
+/// hold float computations: the pass decides the ops of the body itself, and
+/// those inside keep the precision they are written in.
+static void warnAboutNestedRegions(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    for (Operation &op : func.getBody().getOps()) {
+      if (op.getNumRegions() == 0 ||
+          isa<linalg::LinalgOp, tensor::PadOp, tensor::GenerateOp>(op))
+        continue;
+      WalkResult found = op.walk([&](Operation *inner) {
+        if (inner == &op || !isa<PrecisionClassOpInterface>(inner))
+          return WalkResult::advance();
+        auto isFloatTensor = [](Type type) {
+          return static_cast<bool>(getFloatElementType(type));
+        };
+        if (llvm::any_of(inner->getOperandTypes(), isFloatTensor) ||
+            llvm::any_of(inner->getResultTypes(), isFloatTensor))
+          return WalkResult::interrupt();
+        return WalkResult::advance();
+      });
+      if (found.wasInterrupted())
+        op.emitWarning()
+            << "--recast-mixed-precision decides the ops of the function "
+               "body, not those inside '"
+            << op.getName() << "': they keep the precision they are written in";
+    }
+  }
+}
+
 void RecastMixedPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -924,6 +955,8 @@ void RecastMixedPrecisionPass::runOnOperation() {
   for (ValueAndGradOp op : valueAndGrads)
     if (failed(differentiateValueAndGrad(op, symbols)))
       return signalPassFailure();
+
+  warnAboutNestedRegions(module);
 
   std::vector<FunctionReport> reports;
   if (lowType && failed(applyLowPrecision(lowType, policyRules, reports)))
