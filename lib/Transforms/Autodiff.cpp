@@ -90,10 +90,18 @@ public:
 
   LogicalResult run();
   int64_t getNumGradientOps() const { return numGradientOps; }
+  void setGradientOpCallback(
+      llvm::function_ref<void(Operation *, Operation *)> callback) {
+    onGradientOp = callback;
+  }
 
 private:
   LogicalResult checkCallee();
   void cloneForward();
+  /// Called with each forward op and each op made for its gradients, once
+  /// the backward is final.
+  llvm::function_ref<void(Operation *, Operation *)> onGradientOp;
+  DenseMap<Operation *, Operation *> gradientOrigins;
   void propagateActivity();
   LogicalResult differentiate(Operation *forwardOp);
   LogicalResult differentiateLinalg(linalg::LinalgOp linalgOp);
@@ -920,23 +928,27 @@ LogicalResult ReverseModeBuilder::run() {
     Operation *lastBefore = op->getPrevNode();
     if (failed(differentiate(forwardOp)))
       return failure();
+    Block *block = op->getBlock();
+    auto created = llvm::make_range(
+        lastBefore ? std::next(lastBefore->getIterator()) : block->begin(),
+        op->getIterator());
+    if (onGradientOp)
+      for (Operation &gradientOp : created)
+        gradientOrigins.insert({&gradientOp, forwardOp});
     // A precision chosen for a forward op holds for the ops that compute its
     // gradients too, as an autocast region covers the backward.
     if (Attribute precision =
             forwardOp->getAttr(RecastDialect::kPrecisionAttrName)) {
-      Block *block = op->getBlock();
-      auto first =
-          lastBefore ? std::next(lastBefore->getIterator()) : block->begin();
-      for (Operation &created : llvm::make_range(first, op->getIterator())) {
+      for (Operation &gradientOp : created) {
         // Only ops that compute: the zero fills of accumulators and data
         // movement keep following what flows into them.
-        auto iface = dyn_cast<PrecisionClassOpInterface>(created);
-        if (!iface || created.hasAttr(RecastDialect::kPrecisionAttrName))
+        auto iface = dyn_cast<PrecisionClassOpInterface>(gradientOp);
+        if (!iface || gradientOp.hasAttr(RecastDialect::kPrecisionAttrName))
           continue;
         PrecisionClass kind = iface.classifyPrecision().kind;
         if (kind == PrecisionClass::Contraction ||
             kind == PrecisionClass::Sensitive || kind == PrecisionClass::Follow)
-          created.setAttr(RecastDialect::kPrecisionAttrName, precision);
+          gradientOp.setAttr(RecastDialect::kPrecisionAttrName, precision);
       }
     }
   }
@@ -954,8 +966,16 @@ LogicalResult ReverseModeBuilder::run() {
       backwardGenerics.push_back(generic);
   op->replaceAllUsesWith(replacements);
   op->erase();
-  for (linalg::GenericOp generic : backwardGenerics)
-    dropUnusedInputs(generic);
+  for (linalg::GenericOp generic : backwardGenerics) {
+    Operation *origin = gradientOrigins.lookup(generic);
+    gradientOrigins.erase(generic);
+    linalg::GenericOp pruned = dropUnusedInputs(generic);
+    if (origin)
+      gradientOrigins.insert({pruned, origin});
+  }
+  if (onGradientOp)
+    for (auto [gradientOp, forwardOp] : gradientOrigins)
+      onGradientOp(forwardOp, gradientOp);
   return success();
 }
 
@@ -984,16 +1004,16 @@ struct RecastAutodiffPass
 };
 } // namespace
 
-LogicalResult
-mlir::recast::differentiateValueAndGrad(ValueAndGradOp op,
-                                        SymbolTableCollection &symbols,
-                                        int64_t *numGradientOps) {
+LogicalResult mlir::recast::differentiateValueAndGrad(
+    ValueAndGradOp op, SymbolTableCollection &symbols, int64_t *numGradientOps,
+    llvm::function_ref<void(Operation *, Operation *)> onGradientOp) {
   auto callee =
       symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
   if (!callee)
     return op.emitOpError()
            << "'" << op.getCallee() << "' does not reference a func.func";
   ReverseModeBuilder reverse(op, callee);
+  reverse.setGradientOpCallback(onGradientOp);
   if (failed(reverse.run()))
     return failure();
   if (numGradientOps)

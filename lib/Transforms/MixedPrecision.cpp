@@ -952,9 +952,15 @@ void RecastMixedPrecisionPass::runOnOperation() {
   SmallVector<ValueAndGradOp> valueAndGrads;
   module.walk([&](ValueAndGradOp op) { valueAndGrads.push_back(op); });
   SymbolTableCollection symbols;
+  DenseMap<Operation *, Operation *> gradientOrigins;
   for (ValueAndGradOp op : valueAndGrads)
-    if (failed(differentiateValueAndGrad(op, symbols)))
+    if (failed(differentiateValueAndGrad(
+            op, symbols, /*numGradientOps=*/nullptr,
+            [&](Operation *forwardOp, Operation *gradientOp) {
+              gradientOrigins[gradientOp] = forwardOp;
+            })))
       return signalPassFailure();
+  policyRules.setGradientOrigins(&gradientOrigins);
 
   warnAboutNestedRegions(module);
 

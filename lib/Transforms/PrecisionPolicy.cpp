@@ -188,11 +188,11 @@ PrecisionPolicy::apply(Operation *op, PrecisionClassification builtin) const {
     return builtin;
   // Additions first: they name what the user wants for an op outright.
   for (const Rule &rule : rules)
-    if (rule.add && matches(op, rule.name))
+    if (rule.add && matchesOrOrigin(op, rule.name))
       return {rule.cls, "policy " + source + ": '" + rule.name + "' added to " +
                             stringifyPrecisionClass(rule.cls).str()};
   for (const Rule &rule : rules) {
-    if (rule.add || rule.cls != builtin.kind || !matches(op, rule.name))
+    if (rule.add || rule.cls != builtin.kind || !matchesOrOrigin(op, rule.name))
       continue;
     PrecisionClass to = rule.cls == PrecisionClass::Sensitive
                             ? PrecisionClass::Follow
@@ -223,4 +223,13 @@ PrecisionPolicy::verify(Operation *op,
              << ": its precision is that of its input, and no policy class "
                 "applies to it";
   return success();
+}
+
+bool PrecisionPolicy::matchesOrOrigin(Operation *op, StringRef name) const {
+  if (matches(op, name))
+    return true;
+  if (!gradientOrigins)
+    return false;
+  Operation *origin = gradientOrigins->lookup(op);
+  return origin && matches(origin, name);
 }

@@ -242,9 +242,8 @@ def test_saved_activations_option(models_dir):
 def test_precision_policy_and_fp8_other_type(models_dir, tmp_path):
     path = os.path.join(models_dir, "mlp-small.mlir")
     # A policy file reaches the pass: with linalg.matmul out of the
-    # contractions the forward matmuls read the FP32 batch, whose bf16 copy
-    # for the weight gradient is made in the backward instead of being saved
-    # from the forward; the step still trains.
+    # contractions the matmuls and their gradients read the FP32 batch, so
+    # no bf16 copy of it is saved for the backward; the step still trains.
     policy = tmp_path / "policy.json"
     policy.write_text('{"contraction": {"remove": ["linalg.matmul"]}}')
     default = recast.compile(path, mixed_precision="bf16", opt_level=0)

@@ -19,10 +19,13 @@ namespace mlir::recast {
 /// Replaces `op` by its callee's forward, inlined, and the reverse-mode code
 /// of its gradients. Errors are emitted on the offending op. On success,
 /// `numGradientOps` (if given) is increased by the number of ops the
-/// backward needed.
-LogicalResult differentiateValueAndGrad(ValueAndGradOp op,
-                                        SymbolTableCollection &symbols,
-                                        int64_t *numGradientOps = nullptr);
+/// backward needed. `onGradientOp` (if given) is called with each forward
+/// op (in the step) and each op created for its gradients.
+LogicalResult differentiateValueAndGrad(
+    ValueAndGradOp op, SymbolTableCollection &symbols,
+    int64_t *numGradientOps = nullptr,
+    llvm::function_ref<void(Operation *forwardOp, Operation *gradientOp)>
+        onGradientOp = {});
 
 } // namespace mlir::recast
 

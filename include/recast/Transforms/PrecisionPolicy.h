@@ -17,6 +17,8 @@
 // op. `add` puts matching ops in the class; `remove` takes the ops the
 // built-in rules put in the class out of it: out of contraction or follow
 // they run in FP32 (sensitive), out of sensitive they follow their inputs.
+// The ops autodiff makes for a forward op's gradients match what that op
+// matches, as `recast.precision` on a forward op covers them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +62,12 @@ public:
   PrecisionClassification apply(Operation *op,
                                 PrecisionClassification builtin) const;
 
+  /// The forward op each gradient op was made for (autodiff's), so that a
+  /// name matches the gradients of the ops it matches. Not owned.
+  void setGradientOrigins(const DenseMap<Operation *, Operation *> *origins) {
+    gradientOrigins = origins;
+  }
+
   /// An error on `op` if the policy names it although its built-in class
   /// (`builtin`) is one no policy changes: an explicit conversion or data
   /// movement. Such an entry would be ignored without a word.
@@ -72,8 +80,12 @@ private:
     bool add;
     std::string name;
   };
+  /// Whether `name` matches `op` or the forward op `op` is a gradient of.
+  bool matchesOrOrigin(Operation *op, StringRef name) const;
+
   std::string source;
   SmallVector<Rule> rules;
+  const DenseMap<Operation *, Operation *> *gradientOrigins = nullptr;
 };
 
 } // namespace mlir::recast
