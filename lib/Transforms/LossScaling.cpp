@@ -26,6 +26,12 @@
 using namespace mlir;
 using namespace mlir::recast;
 
+/// Whether `value` is a positive normal f32: its reciprocal is finite too.
+static bool isNormalF32(double value) {
+  return value >= std::numeric_limits<float>::min() &&
+         value <= std::numeric_limits<float>::max();
+}
+
 llvm::Error mlir::recast::parseLossScale(StringRef text,
                                          LossScaleConfig &config) {
   auto error = [](const Twine &message) {
@@ -44,10 +50,11 @@ llvm::Error mlir::recast::parseLossScale(StringRef text,
   } else if (text.starts_with("static:") || text.starts_with("dynamic:")) {
     auto [mode, number] = text.split(':');
     double value;
-    if (!llvm::to_float(number, value) || !std::isfinite(value) || value <= 0 ||
-        value > std::numeric_limits<float>::max())
+    if (!llvm::to_float(number, value) || !isNormalF32(value))
       return error("loss-scale='" + text +
-                   "' needs a positive scale that is a finite f32");
+                   "' needs a scale that is a positive normal f32 (1.2e-38 "
+                   "to 3.4e+38: the gradients are multiplied by its "
+                   "reciprocal)");
     config.mode = mode == "static" ? LossScaleConfig::Mode::Static
                                    : LossScaleConfig::Mode::Dynamic;
     config.initScale = value;
@@ -56,10 +63,9 @@ llvm::Error mlir::recast::parseLossScale(StringRef text,
                  "' is not supported; use none, static:<scale>, dynamic or "
                  "dynamic:<initial scale>");
   }
-  if (!std::isfinite(config.initScale) || config.initScale <= 0 ||
-      config.initScale > std::numeric_limits<float>::max())
+  if (!isNormalF32(config.initScale))
     return error("init-scale=" + number(config.initScale) +
-                 " must be a positive finite f32");
+                 " must be a positive normal f32 (1.2e-38 to 3.4e+38)");
   if (!(config.growthFactor > 1) || !std::isfinite(config.growthFactor))
     return error("growth-factor=" + number(config.growthFactor) +
                  " must be greater than 1");
@@ -208,7 +214,7 @@ mlir::recast::applyLossScaling(func::FuncOp step,
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
 
   // The scale: a constant, or the first of two new state arguments.
-  Value scale, tracker;
+  Value scale, tracker, skips;
   bool dynamic = config.mode == LossScaleConfig::Mode::Dynamic;
   if (dynamic) {
     unsigned n = step.getNumArguments();
@@ -241,6 +247,20 @@ mlir::recast::applyLossScaling(func::FuncOp step,
         b, loc,
         DenseElementsAttr::get(scalarType,
                                b.getF32FloatAttr(config.initScale)));
+    // A static scale never changes: the steps it skips are counted in a
+    // state of their own, so that they are seen (recast-run reports them).
+    unsigned n = step.getNumArguments();
+    NamedAttrList skipsAttrs;
+    skipsAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());
+    skipsAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr("zeros"));
+    skipsAttrs.set(RecastDialect::kLossScaleAttrName,
+                   b.getDictionaryAttr(b.getNamedAttr(
+                       "static", b.getF64FloatAttr(config.initScale))));
+    if (failed(step.insertArguments(
+            {n}, {scalarType}, {skipsAttrs.getDictionary(ctx)},
+            {NameLoc::get(b.getStringAttr("loss_scale_skipped_steps"), loc)})))
+      return fail("cannot add the loss-scale state argument");
+    skips = body.getArgument(n);
   }
 
   // Seed each backward with the scale and unscale its gradients right after
@@ -313,6 +333,16 @@ mlir::recast::applyLossScaling(func::FuncOp step,
     if (failed(step.insertResults({numResults, numResults},
                                   {scalarType, scalarType}, {{}, {}})))
       return fail("cannot add the loss-scale state results");
+  }
+  if (!dynamic) {
+    Value previous = sb.scalarOf(skips);
+    Value counted = arith::AddFOp::create(b, loc, previous, sb.f32(1.0));
+    Value newSkips = arith::SelectOp::create(b, loc, finite, previous, counted);
+    results.push_back(tensor::FromElementsOp::create(b, loc, scalarType,
+                                                     ValueRange{newSkips}));
+    unsigned numResults = step.getNumResults();
+    if (failed(step.insertResults({numResults}, {scalarType}, {{}})))
+      return fail("cannot add the loss-scale state result");
   }
   ret->setOperands(results);
   return int64_t(valueAndGrads.size());

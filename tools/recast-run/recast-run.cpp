@@ -431,14 +431,19 @@ static int runMain(int argc, char **argv) {
 
   // The dynamic loss scale, if the step has one: a skipped step shows as a
   // smaller scale after it.
-  std::optional<unsigned> lossScaleArg;
-  double minLossScale = 0;
+  // A static scale counts the steps it skips instead.
+  std::optional<unsigned> lossScaleArg, skipCountArg;
+  double minLossScale = 0, staticLossScale = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto attr = func.getArgAttrOfType<DictionaryAttr>(
             i, mlir::recast::RecastDialect::kLossScaleAttrName)) {
-      lossScaleArg = i;
-      if (auto min = attr.getAs<FloatAttr>("min"))
+      if (auto min = attr.getAs<FloatAttr>("min")) {
+        lossScaleArg = i;
         minLossScale = min.getValueAsDouble();
+      } else if (auto scale = attr.getAs<FloatAttr>("static")) {
+        skipCountArg = i;
+        staticLossScale = scale.getValueAsDouble();
+      }
     }
 
   // The static report of the function, taken before lowering replaces the
@@ -593,6 +598,8 @@ static int runMain(int argc, char **argv) {
 
     double scaleBefore =
         lossScaleArg ? values[*lossScaleArg].getAsDouble(0) : 0.0;
+    double skipsBefore =
+        skipCountArg ? values[*skipCountArg].getAsDouble(0) : 0.0;
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<double> lossOr =
         compiled ? compiled->call(values) : compiledCUDA->call(values);
@@ -616,14 +623,22 @@ static int runMain(int argc, char **argv) {
       scaleAfter = values[*lossScaleArg].getAsDouble(0);
       skipped = scaleAfter < scaleBefore;
       lossScales.push_back(scaleAfter);
-      if (skipped)
-        ++numSkipped;
+    } else if (skipCountArg) {
+      scaleBefore = scaleAfter = staticLossScale;
+      skipped = values[*skipCountArg].getAsDouble(0) > skipsBefore;
+      lossScales.push_back(staticLossScale);
     }
+    if (skipped)
+      ++numSkipped;
     timings.push_back({loss, ms});
     if (!json) {
       llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
                                     step + 1, formatLoss(loss), ms);
-      if (skipped)
+      if (skipped && skipCountArg)
+        llvm::outs() << llvm::formatv(
+            "  skipped: non-finite gradients at the static loss scale {0}",
+            formatScale(staticLossScale));
+      else if (skipped)
         llvm::outs() << llvm::formatv(
             "  skipped: non-finite gradients, loss scale {0} -> {1}",
             formatScale(scaleBefore), formatScale(scaleAfter));
@@ -719,7 +734,7 @@ static int runMain(int argc, char **argv) {
         for (const StepTiming &t : timings)
           out.value(t.ms);
       });
-      if (lossScaleArg) {
+      if (lossScaleArg || skipCountArg) {
         out.attributeArray("loss_scales", [&] {
           for (double scale : lossScales)
             out.value(scale);
@@ -753,7 +768,7 @@ static int runMain(int argc, char **argv) {
     if (!timings.empty())
       llvm::outs() << llvm::formatv("mean step time {0:f3} ms\n",
                                     totalMs / timings.size());
-    if (lossScaleArg && !lossScales.empty())
+    if ((lossScaleArg || skipCountArg) && !lossScales.empty())
       llvm::outs() << llvm::formatv(
           "loss scale: {0} at the end, {1} of {2} steps skipped\n",
           formatScale(lossScales.back()), numSkipped, lossScales.size());

@@ -6,6 +6,7 @@
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic growth-interval=0" 2>&1 | FileCheck %s --check-prefix=INTERVAL
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic:1e39" 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=static:1e39" 2>&1 | FileCheck %s --check-prefix=HUGE-STATIC
+// RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=static:1e-40" 2>&1 | FileCheck %s --check-prefix=TINY
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="loss-scale=dynamic init-scale=1e39" 2>&1 | FileCheck %s --check-prefix=HUGE-INIT
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 growth-interval=100" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=static:1024 min-loss-scale=1" 2>&1 | FileCheck %s --check-prefix=NOT-DYNAMIC-STATIC
@@ -13,13 +14,14 @@
 // RUN: not recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic init-scale=0.5 min-loss-scale=1" 2>&1 | FileCheck %s --check-prefix=FLOOR
 
 // MODE: error: --recast-mixed-precision: loss-scale='always' is not supported; use none, static:<scale>, dynamic or dynamic:<initial scale>
-// NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a positive scale that is a finite f32
+// NEGATIVE: error: --recast-mixed-precision: loss-scale='static:-4' needs a scale that is a positive normal f32 (1.2e-38 to 3.4e+38: the gradients are multiplied by its reciprocal)
 // BACKOFF: error: --recast-mixed-precision: backoff-factor=1.5 must be in (0, 1)
 // GROWTH: error: --recast-mixed-precision: growth-factor=1 must be greater than 1
 // INTERVAL: error: --recast-mixed-precision: growth-interval=0 must be in [1, 2^24]
-// HUGE: error: --recast-mixed-precision: loss-scale='dynamic:1e39' needs a positive scale that is a finite f32
-// HUGE-STATIC: error: --recast-mixed-precision: loss-scale='static:1e39' needs a positive scale that is a finite f32
-// HUGE-INIT: error: --recast-mixed-precision: init-scale=1e+39 must be a positive finite f32
+// HUGE: error: --recast-mixed-precision: loss-scale='dynamic:1e39' needs a scale that is a positive normal f32 (1.2e-38 to 3.4e+38: the gradients are multiplied by its reciprocal)
+// HUGE-STATIC: error: --recast-mixed-precision: loss-scale='static:1e39' needs a scale that is a positive normal f32 (1.2e-38 to 3.4e+38: the gradients are multiplied by its reciprocal)
+// TINY: error: --recast-mixed-precision: loss-scale='static:1e-40' needs a scale that is a positive normal f32
+// HUGE-INIT: error: --recast-mixed-precision: init-scale=1e+39 must be a positive normal f32 (1.2e-38 to 3.4e+38)
 
 /// GradScaler's options without dynamic loss scaling would change nothing:
 /// they are refused rather than ignored.

@@ -24,7 +24,9 @@ func.func private @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
 }
 
 // STATIC-LABEL: func.func @train_step
-// STATIC-SAME: (%[[W:.*]]: tensor<4xf32> {recast.param}, %{{.*}}: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+/// Static: the scale is a constant; the steps it skips are counted in a
+/// state of their own, marked with the scale, for recast-run to report.
+// STATIC-SAME: (%[[W:.*]]: tensor<4xf32> {recast.param}, %{{.*}}: tensor<4xf32>, %[[SKIPS:.*]]: tensor<f32> {recast.init = "zeros", recast.loss_scale = {static = 1.024000e+03 : f64}, recast.state}) -> (tensor<f32>, tensor<4xf32>, tensor<f32>)
 // STATIC: %[[S:.*]] = arith.constant dense<1.024000e+03> : tensor<f32>
 /// The seed of the backward (d loss / d w = x * seed).
 // STATIC: %[[GRAD:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[S]] : tensor<4xf32>, tensor<f32>)
@@ -39,7 +41,11 @@ func.func private @loss(%w: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<f32> {
 // STATIC: %[[N:.*]] = tensor.extract %[[COUNT]][]
 // STATIC: %[[FINITE:.*]] = arith.cmpf oeq, %[[N]], %{{.*}} : f32
 // STATIC: %[[KEPT:.*]] = arith.select %[[FINITE]], %[[NEW]], %[[W]] : tensor<4xf32>
-// STATIC: return %{{.*}}, %[[KEPT]] : tensor<f32>, tensor<4xf32>
+// STATIC: %[[OLD:.*]] = tensor.extract %[[SKIPS]][]
+// STATIC: %[[MORE:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// STATIC: %[[COUNTED:.*]] = arith.select %[[FINITE]], %[[OLD]], %[[MORE]] : f32
+// STATIC: %[[NS:.*]] = tensor.from_elements %[[COUNTED]] : tensor<f32>
+// STATIC: return %{{.*}}, %[[KEPT]], %[[NS]] : tensor<f32>, tensor<4xf32>, tensor<f32>
 
 /// Dynamic: the scale and its growth counter are appended as state, with
 /// GradScaler's update appended to the results.

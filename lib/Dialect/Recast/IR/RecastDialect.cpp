@@ -67,10 +67,14 @@ LogicalResult RecastDialect::verifyRegionArgAttribute(Operation *op,
 
   if (name == kLossScaleAttrName) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-    auto min = dict ? dict.getAs<FloatAttr>("min") : FloatAttr();
-    if (!min || dict.size() != 1)
-      return op->emitError()
-             << "'" << name << "' must be a dictionary {min = <float>}";
+    FloatAttr value;
+    if (dict && dict.size() == 1)
+      value = dict.getAs<FloatAttr>("min") ? dict.getAs<FloatAttr>("min")
+                                           : dict.getAs<FloatAttr>("static");
+    if (!value)
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary {min = <float>} or "
+                                "{static = <float>}";
     if (!shaped || shaped.getRank() != 0 || !shaped.getElementType().isF32() ||
         !func.getArgAttr(argIndex, kStateAttrName))
       return op->emitError() << "'" << name << "' argument #" << argIndex

@@ -36,7 +36,9 @@ def Recast_Dialect : Dialect {
       `recast.state` argument): the argument is the dynamic loss scale
       inserted by `--recast-mixed-precision{loss-scale=dynamic}`. `recast-run`
       reports each skipped step and stops with an error when the scale falls
-      below `min`.
+      below `min`. `{static = <float>}` marks instead the count of steps
+      skipped under the static loss scale `<float>`
+      (`loss-scale=static:<S>`), which `recast-run` reports the same way.
     * `recast.remat` (string, on an op): `save` (never recompute the
       value) or `recompute` (recompute it for the backward instead of keeping
       it; only for ops without side effects). `--recast-remat` honours both.
