@@ -249,7 +249,11 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
     historyAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());
     historyAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr("zeros"));
     scaleAttrs.set(RecastDialect::kStateAttrName, b.getUnitAttr());
-    scaleAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr("fill:1"));
+    double initialScale =
+        isa<Float8E5M2Type>(format) ? config.initialGradientScale : 1.0;
+    char initText[64];
+    std::snprintf(initText, sizeof(initText), "fill:%.9g", initialScale);
+    scaleAttrs.set(RecastDialect::kInitAttrName, b.getStringAttr(initText));
     std::string suffix = std::to_string(k);
     (void)func.insertArguments(
         {n, n}, {historyType, scalarType},

@@ -969,6 +969,8 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return signalPassFailure();
   if (fp8) {
     fp8Config.policy = &policyRules;
+    if (lossConfig.mode != LossScaleConfig::Mode::None)
+      fp8Config.initialGradientScale = 1.0 / lossConfig.initScale;
     fp8Config.otherType = lowType;
     if (!lowType && !report.empty())
       reports = reportOpsAsWritten(module, policyRules);

@@ -69,6 +69,10 @@ struct FP8Config {
   /// Writes the decisions about the other ops into the report, as the
   /// "other_ops" object, when set.
   std::function<void(llvm::json::OStream &)> otherOpsReport;
+  /// Delayed recipe: the scale of each gradient (E5M2) quantization before
+  /// any amax is known. 1, or 1/S under a loss scale S: the gradients are S
+  /// times larger, and a first scale of 1 would saturate them.
+  double initialGradientScale = 1.0;
   /// When set, receives every contraction that runs in FP8.
   llvm::DenseSet<Operation *> *quantizedOps = nullptr;
 };

@@ -11,9 +11,13 @@
 
 /// With dynamic loss scaling, a skipped step keeps its FP8 state as it keeps
 /// the parameters: each new amax history and scale is selected on the
-/// step's finite check, so a non-finite amax never enters a history.
+/// step's finite check, so a non-finite amax never enters a history. The
+/// gradients are loss-scaled (65536 at first): the first scale of each E5M2
+/// quantization is 1/65536, so that the scaled gradients of the first step
+/// do not saturate before any amax is known.
 // SCALED-LABEL: func.func @train_step
 // SCALED-SAME:    %[[H0:[a-z0-9]+]]: tensor<4xf32> {recast.init = "zeros", recast.state}, %[[S0:[a-z0-9]+]]: tensor<f32> {recast.init = "fill:1", recast.state}
+// SCALED-SAME:    tensor<f32> {recast.init = "fill:1.52587891e-05", recast.state}
 // SCALED:         %[[FINITE:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} {recast.step_finite} : f32
 // SCALED:         %[[NS:.*]], %[[NH:.*]] = recast.fp8_scale_update %{{.*}}, %[[S0]] history(%[[H0]])
 // SCALED-NEXT:    arith.select %[[FINITE]], %[[NH]], %[[H0]] : tensor<4xf32>
