@@ -215,6 +215,20 @@ def lower_and_run(recast_opt, mlir_runner, shared_libs, module, pipeline):
     return lowered, re.findall(r"data =\s*\n\[([^\]]*)\]", run.stdout)
 
 
+def parse_runner_arguments():
+    """The arguments of a test that lowers MLIR and runs it with mlir-runner:
+    --recast-opt, --mlir-runner, --shared-libs and --workdir (created)."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--recast-opt", required=True)
+    parser.add_argument("--mlir-runner", required=True)
+    parser.add_argument("--shared-libs", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    return args
+
+
 # Float type -> (numpy dtype, integer type of its width, numpy uint of it).
 FLOAT_TYPES = {
     "f16": (np.float16, "i16", np.uint16),

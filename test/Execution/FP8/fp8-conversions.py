@@ -30,7 +30,6 @@ the format's canonical NaN with its sign, as ml_dtypes gives.
 # CHECK: FP8 types after lowering: 0
 # CHECK: PASS
 
-import argparse
 import os
 import re
 import sys
@@ -143,12 +142,7 @@ def reference_extf(fmt, dst):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--recast-opt", required=True)
-    parser.add_argument("--mlir-runner", required=True)
-    parser.add_argument("--shared-libs", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
+    args = ref.parse_runner_arguments()
     rng = np.random.default_rng(8)
 
     cases = []  # (label, input array, source type, target type, expected)

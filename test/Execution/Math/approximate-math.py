@@ -27,7 +27,6 @@ accuracy fails here.
 # CHECK: erf: {{.*}} within bound
 # CHECK: PASS
 
-import argparse
 import math
 import os
 import re
@@ -119,13 +118,7 @@ def special_ok(got, exact, bound):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--recast-opt", required=True)
-    parser.add_argument("--mlir-runner", required=True)
-    parser.add_argument("--shared-libs", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    os.makedirs(args.workdir, exist_ok=True)
+    args = ref.parse_runner_arguments()
     rng = np.random.default_rng(5)
 
     cases = []
@@ -154,13 +147,13 @@ func.func @main() {""" + "".join(calls) + "\n  return\n}\n")
     _, libm = run(args, module, False)
 
     ok = True
-    for (name, x, measured), got, ref in zip(cases, approx, libm):
+    for (name, x, measured), got, from_libm in zip(cases, approx, libm):
         with np.errstate(all="ignore"):
             exact = FUNCTIONS[name][0](x.astype(np.float64))
         body = slice(0, measured)
         normal = np.abs(exact[body].astype(np.float32)) >= np.finfo(np.float32).tiny
         error = ulp_error(got[body], exact[body])[normal]
-        libm_error = ulp_error(ref[body], exact[body])[normal]
+        libm_error = ulp_error(from_libm[body], exact[body])[normal]
         worst = int(np.argmax(error))
         bound = BOUNDS[name]
         special = special_ok(got[measured:], exact[measured:], bound)

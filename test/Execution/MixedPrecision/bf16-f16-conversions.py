@@ -28,7 +28,6 @@ to agree with ml_dtypes first. A NaN must stay a NaN; its payload is free.
 # CHECK: bf16 subnormals: {{[1-9][0-9]*}}
 # CHECK: PASS
 
-import argparse
 import os
 import sys
 
@@ -92,12 +91,7 @@ def reference_extf(src):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--recast-opt", required=True)
-    parser.add_argument("--mlir-runner", required=True)
-    parser.add_argument("--shared-libs", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
+    args = ref.parse_runner_arguments()
     rng = np.random.default_rng(16)
 
     cases = []  # (label, input array, source type, target type, expected)
