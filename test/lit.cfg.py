@@ -20,6 +20,7 @@ llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%recast_src_root", config.recast_src_root))
+config.substitutions.append(("%recast_obj_root", config.recast_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.recast_src_root, "examples")))
 
 tool_dirs = [config.recast_tools_dir, config.llvm_tools_dir]

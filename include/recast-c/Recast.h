@@ -127,50 +127,28 @@ typedef enum RecastArgumentRole {
 typedef struct RecastProgramOptions {
   /// The function to compile (empty: train_step).
   MlirStringRef entry;
-  /// Compute type of --recast-mixed-precision (bf16, f16, fp8); empty: none.
-  MlirStringRef mixedPrecision;
-  /// Loss scaling of --recast-mixed-precision (none, static:<S>, dynamic);
-  /// empty: none. Dynamic scaling adds its state arguments to the program.
-  MlirStringRef lossScale;
-  /// FP8 options of mixed precision fp8 (docs/MixedPrecision.md): the recipe
-  /// (delayed, current) and which contractions (layers, all); empty: the
-  /// pass's default.
-  MlirStringRef fp8Recipe;
-  MlirStringRef fp8Contractions;
-  /// Amax history length (0: the default) and margin (negative: the
-  /// default) of the delayed recipe.
-  int64_t amaxHistory;
-  int64_t margin;
-  /// Keep the first and last layers in FP32: 1 yes, 0 no, negative: the
-  /// default.
-  int fp8KeepFirstLast;
-  /// What the backward reads of an FP32 activation under bf16/f16 mixed
-  /// precision: compute-type or as-computed; empty: the pass's default.
-  MlirStringRef savedActivations;
-  /// The op classes of mixed precision: a built-in policy (default,
-  /// contractions-only) or a JSON policy file; empty: the default.
-  MlirStringRef precisionPolicy;
-  /// What the ops other than the FP8 contractions run in under fp8 (f32,
-  /// bf16); empty: the pass's default.
-  MlirStringRef fp8OtherType;
-  /// Budget of --recast-remat (bytes, or a fraction like 0.7); empty: none.
-  MlirStringRef rematBudget;
+  /// The options of --recast-train-pipeline, as recast-opt takes them
+  /// (`mixed-precision=bf16 loss-scale=dynamic remat=0.7`; docs/Passes.md
+  /// and `recast-run --help` list them); empty: the defaults (FP32, no
+  /// remat budget, updates in place). Dynamic loss scaling adds its state
+  /// arguments to the program.
+  MlirStringRef pipelineOptions;
   /// LLVM optimization level of the JIT, 0-3.
   unsigned optLevel;
-  /// Apply each parameter update as soon as its gradient is final, into the
-  /// parameter's buffer (--recast-update-in-place).
-  bool updateInPlace;
+  /// tanh, exp, expm1, log, log1p and erf as vectorizable polynomial
+  /// approximations (recast-approximate-math, the default); false calls
+  /// libm, for comparisons with other frameworks to the last bits.
+  bool approximateMath;
 } RecastProgramOptions;
 
-/// The default options: entry train_step, no mixed precision, loss scaling
-/// or remat, the FP8 defaults, -O2, updates in place.
+/// The default options: entry train_step, the pipeline's defaults, -O2.
 MLIR_CAPI_EXPORTED RecastProgramOptions recastProgramOptionsGetDefault(void);
 
-/// Parses `source` (keeping argument names), checks the entry against the
-/// training-step calling convention, runs autodiff (then mixed precision and
-/// remat if asked), takes the memory report, lowers with the CPU pipeline and
-/// JIT-compiles. Returns a null program on failure, with the diagnostics
-/// (and the reason) handed to `diagnostics`.
+/// Parses `source` (keeping argument names), runs --recast-train-pipeline on
+/// the entry (which checks it against the training-step contract), takes the
+/// memory report, lowers with the CPU pipeline and JIT-compiles. Returns a null
+/// program on failure, with the diagnostics (and the reason) handed to
+/// `diagnostics`.
 MLIR_CAPI_EXPORTED RecastProgram
 recastProgramCreate(MlirContext context, MlirStringRef source,
                     MlirStringRef filename, RecastProgramOptions options,

@@ -6,6 +6,7 @@
 #include "recast/Conversion/Pipelines.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Transforms/Passes.h"
+#include "recast/Transforms/TrainPipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -19,6 +20,7 @@ inline void registerRecastDialects(DialectRegistry &registry) {
 /// they can be named on a command line or in a pipeline string.
 inline void registerAllRecastPasses() {
   registerRecastPasses();
+  registerTrainPipeline();
   registerLowerToCPUPipeline();
   registerLowerToNVVMPipeline();
 }

@@ -1,6 +1,7 @@
 //===- MemoryReport.cpp - Peak live tensor bytes of a function ------------===//
 
 #include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -109,8 +110,8 @@ TrainingStepParts::TrainingStepParts(FunctionOpInterface func) {
     else if (!isState)
       dataArgs.insert(arg);
   }
-  if (!terminator || carried.empty() ||
-      terminator->getNumOperands() != carried.size() + 1)
+  TrainingStepSignature signature(func);
+  if (!terminator || carried.empty() || !signature.isValid())
     return;
   trainingStep = true;
   if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {

@@ -5,6 +5,7 @@
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -14,6 +15,24 @@
 using namespace mlir;
 using namespace mlir::recast;
 namespace remat = ::recast::remat;
+
+/// Whether `op` has no memory effect but those of cf.assert bounds checks
+/// nested in it (torch-mlir's gathers check their indices): a check may run
+/// again in a recomputation, or earlier or later with its op.
+static bool isRematerializable(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  WalkResult effects = op->walk([](Operation *nested) {
+    if (isa<cf::AssertOp>(nested))
+      return WalkResult::advance();
+    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (iface ? iface.hasNoEffect()
+              : nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !effects.wasInterrupted();
+}
 
 double mlir::recast::estimateFlops(Operation *op) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
@@ -75,7 +94,7 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
   DenseMap<Value, std::optional<remat::NodeIndex>> viewedNodeOf;
   auto isView = [&](Value value) { return viewedNodeOf.contains(value); };
   for (Operation &op : block.without_terminator()) {
-    if (!isMemoryEffectFree(&op) && !isa<tensor::EmptyOp>(op))
+    if (!isRematerializable(&op) && !isa<tensor::EmptyOp>(op))
       return op.emitError() << "cannot reschedule '" << op.getName()
                             << "': it has side effects";
     remat::Node node;

@@ -180,27 +180,12 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     diagnostics.error(llvm::toString(std::move(err)));
     return RecastProgram{nullptr};
   };
-  StepTransformOptions transform;
-  transform.mixedPrecision = unwrap(options.mixedPrecision).str();
-  transform.lossScale = unwrap(options.lossScale).str();
-  if (!unwrap(options.fp8Recipe).empty())
-    transform.fp8Recipe = unwrap(options.fp8Recipe).str();
-  if (!unwrap(options.fp8Contractions).empty())
-    transform.fp8Contractions = unwrap(options.fp8Contractions).str();
-  if (options.amaxHistory > 0)
-    transform.amaxHistory = options.amaxHistory;
-  if (options.margin >= 0)
-    transform.margin = options.margin;
-  if (options.fp8KeepFirstLast >= 0)
-    transform.fp8KeepFirstLast = options.fp8KeepFirstLast != 0;
-  if (!unwrap(options.savedActivations).empty())
-    transform.savedActivations = unwrap(options.savedActivations).str();
-  transform.precisionPolicy = unwrap(options.precisionPolicy).str();
-  if (!unwrap(options.fp8OtherType).empty())
-    transform.fp8OtherType = unwrap(options.fp8OtherType).str();
-  transform.rematBudget = unwrap(options.rematBudget).str();
-  transform.updateInPlace = options.updateInPlace;
-  if (llvm::Error err = transformStep(module, func, transform))
+  // The step as written must be one, named as in the source.
+  if (auto written = analyzeStepSignature(func, getArgumentNames(func, state));
+      !written)
+    return fail(written.takeError());
+  if (llvm::Error err =
+          transformStep(module, func, unwrap(options.pipelineOptions)))
     return fail(std::move(err));
   // After the transformation: dynamic loss scaling adds state arguments.
   SmallVector<std::string> names = getArgumentNames(func, state);
@@ -212,7 +197,9 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     diagnostics.error("memory report failed on @" + entry);
     return {nullptr};
   }
-  auto step = CompiledStep::compile(module, func, *args, options.optLevel);
+  auto step =
+      CompiledStep::compile(module, func, *args, options.optLevel,
+                            /*memoryPlan=*/false, options.approximateMath);
   if (!step)
     return fail(step.takeError());
   auto *program = new Program();
@@ -442,19 +429,9 @@ recastSolveRemat(MlirStringRef graphJSON, uint64_t budgetBytes,
 RecastProgramOptions recastProgramOptionsGetDefault(void) {
   RecastProgramOptions options;
   options.entry = mlirStringRefCreateFromCString("train_step");
-  options.mixedPrecision = mlirStringRefCreate(nullptr, 0);
-  options.lossScale = mlirStringRefCreate(nullptr, 0);
-  options.fp8Recipe = mlirStringRefCreate(nullptr, 0);
-  options.fp8Contractions = mlirStringRefCreate(nullptr, 0);
-  options.amaxHistory = 0;
-  options.margin = -1;
-  options.fp8KeepFirstLast = -1;
-  options.savedActivations = mlirStringRefCreate(nullptr, 0);
-  options.precisionPolicy = mlirStringRefCreate(nullptr, 0);
-  options.fp8OtherType = mlirStringRefCreate(nullptr, 0);
-  options.rematBudget = mlirStringRefCreate(nullptr, 0);
+  options.pipelineOptions = mlirStringRefCreate(nullptr, 0);
   options.optLevel = 2;
-  options.updateInPlace = true;
+  options.approximateMath = true;
   return options;
 }
 

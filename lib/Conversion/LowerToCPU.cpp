@@ -17,34 +17,7 @@ using namespace mlir;
 
 void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
                                            const LowerToCPUOptions &options) {
-  // Training steps written with recast.value_and_grad get their backward.
-  pm.addPass(createRecastAutodiffPass());
-  // Aggregate ops (softmax) become plain linalg ops that every later step
-  // understands.
-  pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
-  // FP8 scaling ops (recast.quantize, ...) become linalg, tensor and arith.
-  pm.addPass(createRecastLowerFP8OpsPass());
-  // FP8 conversions become integer arithmetic (saturating, round to nearest
-  // even), before canonicalization could fold truncf(inf) to E5M2 as inf.
-  pm.addPass(createRecastExpandFP8Pass());
-  pm.addPass(createCanonicalizerPass());
-
-  // Tensors to buffers across function boundaries. Identity layouts keep the
-  // entry point's memref descriptors plain, which is the calling convention
-  // recast-run and mlir-runner use.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-
-  // Free every buffer after its last use, so that the program's footprint is
-  // its live set rather than the sum of all its buffers.
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  // Upstream places those deallocations at the end of the block; free each
-  // buffer right after its last use instead.
-  pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+  buildLoweringPrefix(pm, /*expandFP8=*/true);
   // The copies deallocation makes of arguments returned as results (the
   // parameters updated in place), for callers that take the arguments back.
   if (options.resultsAliasArguments)

@@ -156,20 +156,8 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   if (options.format == "bin" || options.format == "fatbin")
     pm.addPass(std::make_unique<CheckToolkitPass>(toolkit, options.format));
 
-  // The front half is the CPU pipeline's: backward, aggregates, buffers with
-  // identity layouts across functions, deallocation after the last use.
-  pm.addPass(createRecastAutodiffPass());
-  pm.addPass(createRecastLowerFP8OpsPass());
-  pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
-  pm.addPass(createCanonicalizerPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addNestedPass<func::FuncOp>(createRecastEarlyDeallocPass());
+  // The front half is the CPU pipeline's; GPUs convert FP8 natively.
+  buildLoweringPrefix(pm, /*expandFP8=*/false);
   if (options.memoryPlan) {
     RecastMemoryPlanPassOptions plan;
     plan.report = options.memoryPlanReport;

@@ -2,11 +2,13 @@
 
 #include "recast/Execution/Step.h"
 
+#include "recast/Analysis/TrainingStep.h"
+
 #include "recast/Conversion/Pipelines.h"
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
-#include "recast/Transforms/FP8Scaling.h"
+#include "recast/Transforms/TrainPipeline.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -116,7 +118,6 @@ mlir::recast::analyzeStepSignature(func::FuncOp func,
                                    ArrayRef<std::string> names) {
   using ::recast::InitSpec;
   SmallVector<StepArgument> args;
-  SmallVector<unsigned> carried; // positions of param/state arguments
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
@@ -140,8 +141,6 @@ mlir::recast::analyzeStepSignature(func::FuncOp func,
       info.role = ArgumentRole::Param;
     else if (func.getArgAttr(i, RecastDialect::kStateAttrName))
       info.role = ArgumentRole::State;
-    if (info.role != ArgumentRole::Batch)
-      carried.push_back(i);
 
     // The initialization rule: explicit, or the default for the role.
     if (auto rule = func.getArgAttrOfType<StringAttr>(
@@ -159,28 +158,16 @@ mlir::recast::analyzeStepSignature(func::FuncOp func,
     args.push_back(std::move(info));
   }
 
-  ArrayRef<Type> results = func.getResultTypes();
-  auto loss = results.empty() ? RankedTensorType()
-                              : dyn_cast<RankedTensorType>(results.front());
-  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()) ||
-      !getElementKind(loss.getElementType()))
-    return makeError(
-        "the first result must be the loss, a rank-0 floating-point tensor "
-        "such as tensor<f32>");
-  if (results.size() != carried.size() + 1)
-    return makeError(llvm::formatv(
-        "@{0} returns {1} values but has {2} recast.param/recast.state "
-        "arguments; a training step returns the loss, then one new value per "
-        "parameter or state argument in argument order",
-        func.getSymName(), results.size(), carried.size()));
-  for (auto [k, position] : llvm::enumerate(carried)) {
-    Type expected = func.getArgumentTypes()[position];
-    if (results[k + 1] != expected)
-      return makeError(llvm::formatv(
-          "result #{0} has type {1} but it updates argument %{2} of type {3}",
-          k + 1, typeString(results[k + 1]), names[position],
-          typeString(expected)));
-  }
+  TrainingStepSignature signature(func, names);
+  if (!signature.isValid())
+    return makeError("@" + func.getSymName() +
+                     " is not a training step: " + signature.getViolation());
+  Type lossElement =
+      cast<RankedTensorType>(func.getResultTypes().front()).getElementType();
+  if (!getElementKind(lossElement))
+    return makeError("the loss of @" + func.getSymName() + " has type " +
+                     typeString(lossElement) +
+                     ", which recast-run does not exchange");
   return args;
 }
 
@@ -203,114 +190,17 @@ void mlir::recast::applyToolPassOptions(PassManager &pm) {
 }
 
 llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
-                                        const StepTransformOptions &options) {
-  MLIRContext *context = module.getContext();
+                                        StringRef pipelineOptions) {
+  auto options = TrainPipelineOptions::parse(pipelineOptions);
+  if (!options)
+    return options.takeError();
   StringRef entryName = func.getSymName();
-  // The backward of recast.value_and_grad is part of the step: the report
-  // and the run both see it.
-  PassManager autodiff(context);
-  applyToolPassOptions(autodiff);
-  if (!options.lossScale.empty() && options.mixedPrecision.empty())
-    return makeError("loss scaling is part of mixed precision: give a compute "
-                     "type (bf16 or f16) with it");
-  bool anyFP8Option = options.fp8Recipe || options.fp8Contractions ||
-                      options.amaxHistory || options.margin ||
-                      options.fp8KeepFirstLast || options.fp8OtherType;
-  if (anyFP8Option && !isFP8ComputeType(options.mixedPrecision))
-    return makeError(
-        "the FP8 options (fp8-recipe, amax-history, margin, "
-        "fp8-contractions, fp8-keep-first-last, fp8-other-type) apply to "
-        "mixed precision "
-        "with compute type fp8, " +
-        (options.mixedPrecision.empty()
-             ? std::string("and none was given")
-             : "not '" + options.mixedPrecision + "'"));
-  if (!options.precisionPolicy.empty() && options.mixedPrecision.empty())
-    return makeError("a precision policy applies to mixed precision: give a "
-                     "compute type (bf16, f16 or fp8) with it");
-  bool anyGradScalerOption = options.initScale || options.growthFactor ||
-                             options.backoffFactor || options.minLossScale ||
-                             options.growthInterval;
-  if (anyGradScalerOption && options.lossScale.empty())
-    return makeError("init-scale, growth-factor, backoff-factor, "
-                     "growth-interval and min-loss-scale apply to "
-                     "loss-scale=dynamic, and no loss scaling was given");
-  if (options.savedActivations && options.mixedPrecision.empty())
-    return makeError("saved-activations applies to mixed precision: give a "
-                     "compute type (bf16 or f16) with it");
-  if (!options.mixedPrecision.empty()) {
-    // Its own stage, so that a failure is reported as what it is.
-    PassManager mixed(context);
-    applyToolPassOptions(mixed);
-    RecastMixedPrecisionPassOptions mp;
-    mp.computeType = options.mixedPrecision;
-    if (!options.lossScale.empty())
-      mp.lossScale = options.lossScale;
-    if (options.fp8Recipe)
-      mp.fp8Recipe = *options.fp8Recipe;
-    if (options.fp8Contractions)
-      mp.fp8Contractions = *options.fp8Contractions;
-    if (options.amaxHistory)
-      mp.amaxHistory = *options.amaxHistory;
-    if (options.margin)
-      mp.margin = *options.margin;
-    if (options.fp8KeepFirstLast)
-      mp.fp8KeepFirstLast = *options.fp8KeepFirstLast;
-    if (options.fp8OtherType)
-      mp.fp8OtherType = *options.fp8OtherType;
-    if (options.savedActivations)
-      mp.savedActivations = *options.savedActivations;
-    if (!options.precisionPolicy.empty())
-      mp.policy = options.precisionPolicy;
-    if (options.initScale)
-      mp.initScale = *options.initScale;
-    if (options.growthFactor)
-      mp.growthFactor = *options.growthFactor;
-    if (options.backoffFactor)
-      mp.backoffFactor = *options.backoffFactor;
-    if (options.minLossScale)
-      mp.minLossScale = *options.minLossScale;
-    if (options.growthInterval)
-      mp.growthInterval = *options.growthInterval;
-    mixed.addPass(createRecastMixedPrecisionPass(mp));
-    if (failed(mixed.run(module)))
-      return makeError("mixed precision on @" + entryName + " failed");
-  }
-  autodiff.addPass(createRecastAutodiffPass());
-  // Before remat, so that the schedule it solves for is the step with its
-  // updates in place: the remat problem keeps every reader of a parameter
-  // before the parameter's update, and a budget ratio is a fraction of the
-  // smaller peak.
-  if (options.updateInPlace)
-    autodiff.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
-  {
-    // Without a budget the pass only applies recast.checkpoint regions and
-    // recast.remat = "recompute" marks; "full" and "selective" name a
-    // policy instead of a budget.
-    RecastRematPassOptions remat;
-    if (options.rematBudget == "full" || options.rematBudget == "selective")
-      remat.policy = options.rematBudget;
-    else
-      remat.budget = options.rematBudget;
-    autodiff.addNestedPass<func::FuncOp>(createRecastRematPass(remat));
-  }
-  if (failed(autodiff.run(module)))
-    return makeError((options.rematBudget.empty() ? "differentiating @"
-                                                  : "differentiating or "
-                                                    "rematerializing @") +
-                     entryName + " failed");
-  // Only the entry and what it calls are compiled: other functions of the
-  // file (the loss functions value_and_grad inlined, other entries) would
-  // only add JIT time.
-  for (auto other : module.getOps<func::FuncOp>())
-    if (other != func)
-      other.setPrivate();
-  PassManager cleanup(context);
-  applyToolPassOptions(cleanup);
-  cleanup.addPass(createSymbolDCEPass());
-  cleanup.addPass(createCanonicalizerPass());
-  if (failed(cleanup.run(module)))
-    return makeError("simplifying @" + entryName + " failed");
+  (*options)->entry = entryName.str();
+  PassManager pm(module.getContext());
+  applyToolPassOptions(pm);
+  buildTrainPipeline(pm, **options);
+  if (failed(pm.run(module)))
+    return makeError("the training pipeline failed on @" + entryName);
   return llvm::Error::success();
 }
 

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -97,7 +98,8 @@ public:
 
 private:
   LogicalResult checkCallee();
-  void cloneForward();
+  LogicalResult cloneForward();
+  LogicalResult replaceForwardTwins(SmallVectorImpl<Operation *> &replaced);
   /// Called with each forward op and each op made for its gradients, once
   /// the backward is final.
   llvm::function_ref<void(Operation *, Operation *)> onGradientOp;
@@ -109,6 +111,9 @@ private:
                                      OpOperand &target,
                                      ArrayRef<Value> resultAdjoints,
                                      ArrayRef<ReductionCombiner> combiners);
+  LogicalResult differentiateGather(linalg::LinalgOp linalgOp,
+                                    tensor::ExtractOp gather,
+                                    ArrayRef<Value> resultAdjoints);
 
   /// The diagnostic for an op the pass cannot differentiate.
   InFlightDiagnostic emitNotDifferentiable(Operation *forwardOp,
@@ -172,7 +177,7 @@ LogicalResult ReverseModeBuilder::checkCallee() {
   return failure(walk.wasInterrupted());
 }
 
-void ReverseModeBuilder::cloneForward() {
+LogicalResult ReverseModeBuilder::cloneForward() {
   Block &body = callee.getBody().front();
   for (auto [position, arg] : llvm::enumerate(body.getArguments())) {
     Value operand = op.getArgs()[position];
@@ -191,6 +196,11 @@ void ReverseModeBuilder::cloneForward() {
   for (Operation &forwardOp : body.without_terminator())
     builder.clone(forwardOp, forwardMapping);
   loss = forwardMapping.lookup(body.getTerminator()->getOperand(0));
+  // Before the rewrites below, which replace values of the forward; the
+  // calls go once `before` is no longer needed.
+  SmallVector<Operation *> twins;
+  if (failed(replaceForwardTwins(twins)))
+    return failure();
 
   // Checkpoint regions are differentiated through their inlined ops, which
   // keep a recast.checkpoint_block tag for --recast-remat.
@@ -237,6 +247,11 @@ void ReverseModeBuilder::cloneForward() {
                               : &op->getBlock()->front();
        it != op; it = it->getNextNode())
     forwardOps.push_back(it);
+  for (Operation *twin : twins) {
+    llvm::erase(forwardOps, twin);
+    twin->erase();
+  }
+  return success();
 }
 
 void ReverseModeBuilder::propagateActivity() {
@@ -256,6 +271,55 @@ void ReverseModeBuilder::propagateActivity() {
       if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
         activeOrigin.try_emplace(result, *origin);
   }
+}
+
+/// A func.call marked as computing the forward of the callee
+/// (kForwardOfAttrName: recast-train-step's call of a loss that also
+/// returns state updates) takes its results from the forward just cloned:
+/// its callee is the same function but for the values it returns, so its
+/// ops and the callee's correspond one to one, in order.
+LogicalResult ReverseModeBuilder::replaceForwardTwins(
+    SmallVectorImpl<Operation *> &replaced) {
+  for (auto call :
+       llvm::make_early_inc_range(op->getBlock()->getOps<func::CallOp>())) {
+    auto twin = call->getAttrOfType<FlatSymbolRefAttr>(kForwardOfAttrName);
+    if (!twin || twin.getValue() != callee.getSymName())
+      continue;
+    auto fail = [&](const Twine &why) {
+      return call.emitOpError() << "computes the forward of @"
+                                << callee.getSymName() << ", but " << why;
+    };
+    auto twinFunc = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!twinFunc || twinFunc.isExternal() || !twinFunc.getBody().hasOneBlock())
+      return fail("its callee has no single-block body");
+    if (call.getOperands() != op.getArgs())
+      return fail("on other operands than the recast.value_and_grad");
+    for (Operation *user : call->getUsers())
+      if (user->getBlock() != op->getBlock() || user->isBeforeInBlock(op))
+        return fail("a result is used before the recast.value_and_grad");
+    Block &twinBody = twinFunc.getBody().front();
+    Block &body = callee.getBody().front();
+    IRMapping correspondence;
+    correspondence.map(twinBody.getArguments(), body.getArguments());
+    auto twinOps = twinBody.without_terminator();
+    auto ops = body.without_terminator();
+    if (std::distance(twinOps.begin(), twinOps.end()) !=
+        std::distance(ops.begin(), ops.end()))
+      return fail("its callee's ops differ from it");
+    for (auto [twinOp, bodyOp] : llvm::zip(twinOps, ops)) {
+      if (twinOp.getName() != bodyOp.getName() ||
+          twinOp.getNumResults() != bodyOp.getNumResults())
+        return fail("its callee's ops differ from it");
+      correspondence.map(twinOp.getResults(), bodyOp.getResults());
+    }
+    for (auto [result, returned] :
+         llvm::zip(call.getResults(), twinBody.getTerminator()->getOperands()))
+      result.replaceAllUsesWith(
+          forwardMapping.lookup(correspondence.lookup(returned)));
+    replaced.push_back(call);
+  }
+  return success();
 }
 
 InFlightDiagnostic
@@ -707,12 +771,23 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
   if (linalgOp->getNumRegions() != 1 || !linalgOp.getBlock())
     return emitNotDifferentiable(linalgOp, "it has no scalar body");
 
-  // Values from above used in the body must not need gradients.
+  // Values from above used in the body must not need gradients, but for the
+  // tensor a gather reads elements of (tensor.extract at computed indices).
+  SmallVector<tensor::ExtractOp> gathers;
   WalkResult captures = linalgOp.getBlock()->walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands())
-      if (isActive(operand) &&
-          !linalgOp->isProperAncestor(operand.getParentBlock()->getParentOp()))
-        return WalkResult::interrupt();
+    for (OpOperand &use : inner->getOpOperands()) {
+      Value operand = use.get();
+      if (!isActive(operand) ||
+          linalgOp->isProperAncestor(operand.getParentBlock()->getParentOp()))
+        continue;
+      auto extract = dyn_cast<tensor::ExtractOp>(inner);
+      if (extract && &use == &extract.getTensorMutable() &&
+          extract->getParentOp() == linalgOp.getOperation()) {
+        gathers.push_back(extract);
+        continue;
+      }
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (captures.wasInterrupted())
@@ -748,6 +823,15 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
                                      "a parallel op's output map is not a "
                                      "permutation");
 
+  for (tensor::ExtractOp gather : gathers) {
+    if (hasReduction)
+      return emitNotDifferentiable(
+          linalgOp, "it gathers from a differentiated tensor inside a "
+                    "reduction");
+    if (failed(differentiateGather(linalgOp, gather, resultAdjoints)))
+      return failure();
+  }
+
   for (OpOperand &operand : linalgOp->getOpOperands()) {
     if (!isActive(operand.get()))
       continue;
@@ -781,6 +865,18 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
       return failure();
   }
   return success();
+}
+
+/// Clones the ops of a forward body into a gradient body whose arguments
+/// `args` hold the forward's block argument i at forwardArgIndex[i].
+static SmallVector<Operation *>
+recomputeBody(OpBuilder &b, Block &forwardBody,
+              ArrayRef<std::optional<unsigned>> forwardArgIndex,
+              ValueRange args, IRMapping &mapping) {
+  for (auto [i, index] : llvm::enumerate(forwardArgIndex))
+    if (index)
+      mapping.map(forwardBody.getArgument(i), args[*index]);
+  return cloneComputableOps(b, forwardBody, mapping);
 }
 
 LogicalResult ReverseModeBuilder::differentiateOperand(
@@ -852,11 +948,8 @@ LogicalResult ReverseModeBuilder::differentiateOperand(
       [&](OpBuilder &b, Location loc, ValueRange args) {
         // Recompute the forward scalars the derivative needs.
         IRMapping mapping;
-        for (auto [i, index] : llvm::enumerate(forwardArgIndex))
-          if (index)
-            mapping.map(forwardBody->getArgument(i), args[*index]);
         SmallVector<Operation *> recomputed =
-            cloneComputableOps(b, *forwardBody, mapping);
+            recomputeBody(b, *forwardBody, forwardArgIndex, args, mapping);
 
         // Seed the adjoints of the values the outputs are made of.
         auto yield = cast<linalg::YieldOp>(forwardBody->getTerminator());
@@ -901,10 +994,137 @@ LogicalResult ReverseModeBuilder::differentiateOperand(
   return success();
 }
 
+/// The gradient of the tensor a parallel op gathers from: per iteration
+/// point, the adjoint of the extracted element and where it was read
+/// (recomputing the body as differentiateOperand does), then an scf.for
+/// nest that adds each adjoint into a zero tensor of the table's shape at
+/// its indices. The work is one pass over the points; no one-hot matrix of
+/// the table's size is built.
+LogicalResult
+ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
+                                        tensor::ExtractOp gather,
+                                        ArrayRef<Value> resultAdjoints) {
+  if (llvm::none_of(resultAdjoints, [](Value v) { return bool(v); }))
+    return success();
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return emitNotDifferentiable(linalgOp,
+                                 "it gathers over a dynamically shaped "
+                                 "domain");
+  auto tableType = cast<RankedTensorType>(gather.getTensor().getType());
+  Type element = tableType.getElementType();
+  MLIRContext *ctx = builder.getContext();
+  Type i64 = builder.getI64Type();
+  unsigned rank = tableType.getRank();
+
+  // Operands: the forward inputs and inits (the body is recomputed) and the
+  // result adjoints.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  Block *forwardBody = linalgOp.getBlock();
+  SmallVector<std::optional<unsigned>> forwardArgIndex(
+      forwardBody->getNumArguments());
+  for (OpOperand &operand : linalgOp->getOpOperands()) {
+    forwardArgIndex[operand.getOperandNumber()] = inputs.size();
+    inputs.push_back(operand.get());
+    maps.push_back(linalgOp.getMatchingIndexingMap(&operand));
+  }
+  SmallVector<std::pair<unsigned, unsigned>> seedArgs;
+  for (auto [j, dy] : llvm::enumerate(resultAdjoints)) {
+    if (!dy)
+      continue;
+    seedArgs.push_back({unsigned(j), unsigned(inputs.size())});
+    inputs.push_back(dy);
+    maps.push_back(
+        linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(j)));
+  }
+  // Results: the adjoint of each read element, and its indices (i64), over
+  // the op's iteration domain.
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(ranges.size(), ctx);
+  SmallVector<Value> inits = {create<tensor::EmptyOp>(ranges, element)};
+  SmallVector<Type> resultTypes = {RankedTensorType::get(ranges, element)};
+  for (unsigned k = 0; k < rank; ++k) {
+    inits.push_back(create<tensor::EmptyOp>(ranges, i64));
+    resultTypes.push_back(RankedTensorType::get(ranges, i64));
+  }
+  for (size_t k = 0; k < inits.size(); ++k)
+    maps.push_back(identity);
+  SmallVector<utils::IteratorType> parallel(ranges.size(),
+                                            utils::IteratorType::parallel);
+  LogicalResult bodyResult = success();
+  auto pointwise = create<linalg::GenericOp>(
+      resultTypes, inputs, inits, maps, parallel,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        IRMapping mapping;
+        SmallVector<Operation *> recomputed =
+            recomputeBody(b, *forwardBody, forwardArgIndex, args, mapping);
+        auto yield = cast<linalg::YieldOp>(forwardBody->getTerminator());
+        ScalarAdjoints scalarAdjoints;
+        for (auto [j, dyArg] : seedArgs)
+          scalarAdjoints.add(b, loc, mapping.lookup(yield.getOperand(j)),
+                             args[dyArg]);
+        if (failed(reverseScalarOps(b, loc, recomputed, scalarAdjoints)))
+          bodyResult = failure();
+        Value contribution =
+            scalarAdjoints.lookup(mapping.lookup(gather.getResult()));
+        if (!contribution)
+          contribution = arith::ConstantOp::create(
+              b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
+        SmallVector<Value> yielded = {contribution};
+        for (Value index : gather.getIndices())
+          yielded.push_back(arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), mapping.lookupOrDefault(index)));
+        linalg::YieldOp::create(b, loc, yielded);
+      });
+  if (failed(bodyResult))
+    return emitNotDifferentiable(linalgOp,
+                                 "its body holds a scalar op without a "
+                                 "derivative rule");
+
+  // The scatter-add: every point adds its adjoint at its indices.
+  Location loc = op.getLoc();
+  Value table = zerosLike(tableType);
+  Value zero = create<arith::ConstantIndexOp>(0);
+  Value one = create<arith::ConstantIndexOp>(1);
+  auto addAt = [&](OpBuilder &b, ValueRange point, Value into) -> Value {
+    Value adjoint =
+        tensor::ExtractOp::create(b, loc, pointwise.getResult(0), point);
+    SmallVector<Value> where;
+    for (unsigned k = 0; k < rank; ++k)
+      where.push_back(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, pointwise.getResult(k + 1),
+                                    point)));
+    Value old = tensor::ExtractOp::create(b, loc, into, where);
+    Value sum = arith::AddFOp::create(b, loc, old, adjoint);
+    return tensor::InsertOp::create(b, loc, sum, into, where);
+  };
+  std::function<Value(OpBuilder &, SmallVector<Value> &, Value)> loopNest =
+      [&](OpBuilder &b, SmallVector<Value> &point, Value into) -> Value {
+    if (point.size() == ranges.size())
+      return addAt(b, point, into);
+    Value upper = arith::ConstantIndexOp::create(b, loc, ranges[point.size()]);
+    auto loop = scf::ForOp::create(
+        b, loc, zero, upper, one, ValueRange{into},
+        [&](OpBuilder &nested, Location, Value iv, ValueRange iterArgs) {
+          point.push_back(iv);
+          Value updated = loopNest(nested, point, iterArgs.front());
+          point.pop_back();
+          scf::YieldOp::create(nested, loc, updated);
+        });
+    ++numGradientOps;
+    return loop.getResult(0);
+  };
+  SmallVector<Value> point;
+  addAdjoint(gather.getTensor(), loopNest(builder, point, table));
+  return success();
+}
+
 LogicalResult ReverseModeBuilder::run() {
   if (failed(checkCallee()))
     return failure();
-  cloneForward();
+  if (failed(cloneForward()))
+    return failure();
   propagateActivity();
   Operation *lastForwardOp = op->getPrevNode();
 

@@ -13,6 +13,7 @@
 
 #include "recast/Transforms/FP8Scaling.h"
 #include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
@@ -698,11 +699,6 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
     report.skippedReason = "no body";
     return report;
   }
-  unsigned numCarried = 0;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (func.getArgAttr(i, RecastDialect::kParamAttrName) ||
-        func.getArgAttr(i, RecastDialect::kStateAttrName))
-      ++numCarried;
   bool hasParams =
       llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
         return func.getArgAttr(i, RecastDialect::kParamAttrName) != nullptr;
@@ -723,21 +719,11 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
             .str();
     return report;
   }
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError()
-           << "compute-type=fp8 needs a single-block function body";
-  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (!ret || ret.getNumOperands() != numCarried + 1)
-    return func.emitOpError(llvm::formatv(
-        "is not a training step: compute-type=fp8 needs the loss first, then "
-        "one value per recast.param or recast.state argument ({0} values), "
-        "but it returns {1}",
-        numCarried + 1, ret ? ret.getNumOperands() : 0));
-  auto loss = dyn_cast<RankedTensorType>(ret.getOperand(0).getType());
-  if (!loss || loss.getRank() != 0)
-    return func.emitOpError()
-           << "returns " << ret.getOperand(0).getType()
-           << " first; compute-type=fp8 needs the loss, a rank-0 tensor";
+  // The loss (first result) separates the forward (E4M3) from the gradients
+  // (E5M2), and delayed scaling appends state.
+  if (failed(TrainingStepSignature(func).verify(
+          func, "--recast-mixed-precision=compute-type=fp8")))
+    return failure();
 
   report.activationBytesBefore = getProducedTensorBytes(func);
   FP8Rewriter rewriter(func, config, report);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Transforms/LossScaling.h"
+#include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 
@@ -178,12 +179,13 @@ mlir::recast::applyLossScaling(func::FuncOp step,
     step.emitError() << "loss scaling: " << why;
     return failure();
   };
-  if (!step.getBody().hasOneBlock())
-    return fail("the step must have a single block");
+  TrainingStepSignature signature(step);
+  if (!signature.isValid())
+    return fail("@" + step.getSymName() +
+                " is not a training step: " + signature.getViolation() +
+                "; skipping a step needs that correspondence");
   Block &body = step.getBody().front();
-  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret)
-    return fail("the step must end with func.return");
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (ValueAndGradOp op : valueAndGrads) {
     if (op->getBlock() != &body)
       return fail("recast.value_and_grad must be in the step's body, not in a "
@@ -196,17 +198,7 @@ mlir::recast::applyLossScaling(func::FuncOp step,
   }
 
   // The step's carried arguments: result k + 1 is the new value of the k-th.
-  SmallVector<unsigned> carried;
-  for (unsigned i = 0; i < step.getNumArguments(); ++i)
-    if (step.getArgAttr(i, RecastDialect::kParamAttrName) ||
-        step.getArgAttr(i, RecastDialect::kStateAttrName))
-      carried.push_back(i);
-  if (ret.getNumOperands() != carried.size() + 1)
-    return fail(llvm::formatv(
-        "a training step returns the loss and then one value per "
-        "recast.param or recast.state argument ({0} values), but this one "
-        "returns {1}; skipping a step needs that correspondence",
-        carried.size() + 1, ret.getNumOperands()));
+  ArrayRef<unsigned> carried = signature.getCarried();
 
   MLIRContext *ctx = step.getContext();
   Location loc = step.getLoc();

@@ -55,6 +55,10 @@ SmallVector<Operation *> mlir::recast::cloneComputableOps(OpBuilder &builder,
   SmallVector<Operation *> clones;
   Region *bodyRegion = body.getParent();
   for (Operation &op : body.without_terminator()) {
+    // An op without results (cf.assert's bounds check) feeds no derivative;
+    // it stays in the forward, which still checks.
+    if (op.getNumResults() == 0)
+      continue;
     bool available = llvm::all_of(op.getOperands(), [&](Value operand) {
       return mapping.contains(operand) ||
              !bodyRegion->isAncestor(operand.getParentRegion());
@@ -169,6 +173,16 @@ LogicalResult mlir::recast::reverseScalarOps(OpBuilder &builder, Location loc,
       // be NaN for negative x.
       if (!y.getDefiningOp<arith::ConstantOp>())
         give(y, s.mul(g, s.mul(result, math::LogOp::create(builder, loc, x))));
+    } else if (auto powi = dyn_cast<math::FPowIOp>(op)) {
+      // x^n with an integer n (torch's x**2, x**3): n * x^(n - 1), the
+      // exponent lowered by one in its own integer type.
+      Value x = powi.getLhs(), n = powi.getRhs();
+      Value oneInt = arith::ConstantOp::create(
+          builder, loc, builder.getIntegerAttr(n.getType(), 1));
+      Value nMinus1 = arith::SubIOp::create(builder, loc, n, oneInt);
+      Value xToNMinus1 = math::FPowIOp::create(builder, loc, x, nMinus1);
+      Value nFloat = arith::SIToFPOp::create(builder, loc, type, n);
+      give(x, s.mul(g, s.mul(nFloat, xToNMinus1)));
     } else if (isa<math::AbsFOp>(op)) {
       Value x = op->getOperand(0);
       Value nonNegative = s.cmp(arith::CmpFPredicate::OGE, x, zero);

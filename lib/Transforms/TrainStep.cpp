@@ -1,6 +1,7 @@
 //===- TrainStep.cpp - A functional training step from a loss function ----===//
 
 #include "recast/Dialect/Recast/IR/RecastOps.h"
+#include "recast/Transforms/Autodiff.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,11 +77,18 @@ struct RecastTrainStepPass
       return signalPassFailure();
     }
 
-    // Parameters are the loss's {recast.param} arguments; the rest is batch.
-    SmallVector<unsigned> params, batch;
-    for (unsigned i = 0; i < lossFunc.getNumArguments(); ++i)
-      (lossFunc.getArgAttr(i, RecastDialect::kParamAttrName) ? params : batch)
-          .push_back(i);
+    // Parameters are the loss's {recast.param} arguments, model state its
+    // {recast.state} ones (BatchNorm's running statistics, returned updated
+    // before the loss); the rest is batch.
+    SmallVector<unsigned> params, modelState, batch;
+    for (unsigned i = 0; i < lossFunc.getNumArguments(); ++i) {
+      if (lossFunc.getArgAttr(i, RecastDialect::kParamAttrName))
+        params.push_back(i);
+      else if (lossFunc.getArgAttr(i, RecastDialect::kStateAttrName))
+        modelState.push_back(i);
+      else
+        batch.push_back(i);
+    }
     if (params.empty()) {
       lossFunc.emitError() << "no argument is marked {recast.param}";
       return signalPassFailure();
@@ -93,15 +101,29 @@ struct RecastTrainStepPass
                              << " must be a floating-point tensor";
         return signalPassFailure();
       }
-    auto lossType =
-        lossFunc.getNumResults() == 1
-            ? dyn_cast<RankedTensorType>(lossFunc.getResultTypes()[0])
-            : RankedTensorType();
+    ArrayRef<Type> lossResults = lossFunc.getResultTypes();
+    auto lossType = lossResults.size() == modelState.size() + 1
+                        ? dyn_cast<RankedTensorType>(lossResults.back())
+                        : RankedTensorType();
     if (!lossType || lossType.getRank() != 0) {
-      lossFunc.emitError() << "the loss function must return one rank-0 "
-                              "tensor";
+      if (modelState.empty())
+        lossFunc.emitError() << "the loss function must return one rank-0 "
+                                "tensor";
+      else
+        lossFunc.emitError()
+            << "the loss function must return the new value of each of its "
+            << modelState.size()
+            << " recast.state arguments, in order, then the loss (a rank-0 "
+               "tensor)";
       return signalPassFailure();
     }
+    for (auto [k, i] : llvm::enumerate(modelState))
+      if (lossResults[k] != lossInputs[i]) {
+        lossFunc.emitError() << "result #" << k << " has type "
+                             << lossResults[k] << " but it updates argument #"
+                             << i << " of type " << lossInputs[i];
+        return signalPassFailure();
+      }
 
     // Signature: params, state, batch -> loss, new params, new state.
     SmallVector<Type> paramTypes, stateTypes;
@@ -118,13 +140,18 @@ struct RecastTrainStepPass
           RankedTensorType::get({}, Float32Type::get(&getContext()));
       stateTypes.push_back(stepCountType);
     }
+    SmallVector<Type> modelStateTypes;
+    for (unsigned i : modelState)
+      modelStateTypes.push_back(lossInputs[i]);
     SmallVector<Type> inputs(paramTypes);
     llvm::append_range(inputs, stateTypes);
+    llvm::append_range(inputs, modelStateTypes);
     for (unsigned i : batch)
       inputs.push_back(lossInputs[i]);
     SmallVector<Type> results = {lossType};
     llvm::append_range(results, paramTypes);
     llvm::append_range(results, stateTypes);
+    llvm::append_range(results, modelStateTypes);
 
     OpBuilder builder(&getContext());
     builder.setInsertionPointAfter(lossFunc);
@@ -132,7 +159,8 @@ struct RecastTrainStepPass
     auto stepFunc = func::FuncOp::create(
         builder, loc, step, builder.getFunctionType(inputs, results));
     Block *body = stepFunc.addEntryBlock();
-    unsigned numParams = params.size(), numStates = stateTypes.size();
+    unsigned numParams = params.size(),
+             numStates = stateTypes.size() + modelStateTypes.size();
     for (unsigned i = 0; i < numParams; ++i) {
       stepFunc.setArgAttr(i, RecastDialect::kParamAttrName,
                           builder.getUnitAttr());
@@ -144,6 +172,11 @@ struct RecastTrainStepPass
     for (unsigned i = 0; i < numStates; ++i)
       stepFunc.setArgAttr(numParams + i, RecastDialect::kStateAttrName,
                           builder.getUnitAttr());
+    unsigned firstModelState = numParams + stateTypes.size();
+    for (auto [k, i] : llvm::enumerate(modelState))
+      if (Attribute init = lossFunc.getArgAttr(i, RecastDialect::kInitAttrName))
+        stepFunc.setArgAttr(firstModelState + k, RecastDialect::kInitAttrName,
+                            init);
     for (auto [k, i] : llvm::enumerate(batch))
       for (NamedAttribute attr : function_interface_impl::getArgAttrs(
                cast<FunctionOpInterface>(*lossFunc), i))
@@ -154,13 +187,44 @@ struct RecastTrainStepPass
     SmallVector<Value> lossOperands(lossFunc.getNumArguments());
     for (auto [k, i] : llvm::enumerate(params))
       lossOperands[i] = body->getArgument(k);
+    for (auto [k, i] : llvm::enumerate(modelState))
+      lossOperands[i] = body->getArgument(firstModelState + k);
     for (auto [k, i] : llvm::enumerate(batch))
       lossOperands[i] = body->getArgument(numParams + numStates + k);
     SmallVector<int64_t> wrt(params.begin(), params.end());
     SmallVector<Type> gradResults = {lossType};
     llvm::append_range(gradResults, paramTypes);
+
+    // With model state, the gradients come from a copy of the loss that
+    // returns the loss alone, and the state from a call of the loss that
+    // autodiff serves from the same forward (kForwardOfAttrName).
+    func::FuncOp differentiated = lossFunc;
+    SmallVector<Value> newModelState;
+    if (!modelState.empty()) {
+      OpBuilder moduleBuilder(lossFunc);
+      moduleBuilder.setInsertionPointAfter(lossFunc);
+      differentiated = cast<func::FuncOp>(moduleBuilder.clone(*lossFunc));
+      std::string name = (lossFunc.getSymName() + "_value").str();
+      while (module.lookupSymbol(name))
+        name += "_";
+      differentiated.setSymName(name);
+      differentiated.setPrivate();
+      auto ret = cast<func::ReturnOp>(
+          differentiated.getBody().front().getTerminator());
+      Value lossValue = ret.getOperands().back();
+      OpBuilder returnBuilder(ret);
+      func::ReturnOp::create(returnBuilder, ret.getLoc(), lossValue);
+      ret.erase();
+      differentiated.setFunctionType(
+          builder.getFunctionType(lossInputs, {lossType}));
+      auto call = func::CallOp::create(builder, loc, lossFunc, lossOperands);
+      call->setAttr(kForwardOfAttrName,
+                    FlatSymbolRefAttr::get(differentiated.getSymNameAttr()));
+      for (unsigned k = 0; k < modelState.size(); ++k)
+        newModelState.push_back(call.getResult(k));
+    }
     auto valueAndGrad = ValueAndGradOp::create(
-        builder, loc, gradResults, lossFunc.getSymName(), lossOperands,
+        builder, loc, gradResults, differentiated.getSymName(), lossOperands,
         /*loss_scale=*/Value(), builder.getDenseI64ArrayAttr(wrt));
 
     SmallVector<Value> newParams, newStates;
@@ -235,27 +299,45 @@ struct RecastTrainStepPass
         newParams.push_back(elementwise(
             builder, loc, type, {p, newM, newV, count},
             [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-              // t = count + 1, the step being taken.
+              // t = count + 1, the step being taken. The bias corrections
+              // are computed in f64, as PyTorch computes them on the host:
+              // 1 - 0.999^t in f32 is off by 1e-5 relative at t = 1.
               Value one32 =
                   arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
               Value t = arith::AddFOp::create(b, l, a[3], one32);
-              if (element != t.getType())
-                t = arith::ExtFOp::create(b, l, element, t);
-              Value one = constant(b, l, 1);
-              Value correction1 = arith::SubFOp::create(
-                  b, l, one, math::PowFOp::create(b, l, constant(b, l, b1), t));
-              Value correction2 = arith::SubFOp::create(
-                  b, l, one, math::PowFOp::create(b, l, constant(b, l, b2), t));
-              Value mHat = arith::DivFOp::create(b, l, a[1], correction1);
-              Value vHat = arith::DivFOp::create(b, l, a[2], correction2);
-              Value denominator =
-                  arith::AddFOp::create(b, l, math::SqrtOp::create(b, l, vHat),
-                                        constant(b, l, epsilon));
+              Type f64 = b.getF64Type();
+              Value t64 = arith::ExtFOp::create(b, l, f64, t);
+              auto constant64 = [&](double v) -> Value {
+                return arith::ConstantOp::create(b, l, b.getF64FloatAttr(v));
+              };
+              auto correction = [&](double beta) -> Value {
+                return arith::SubFOp::create(
+                    b, l, constant64(1),
+                    math::PowFOp::create(b, l, constant64(beta), t64));
+              };
+              auto toElement = [&](Value v) -> Value {
+                return element == f64
+                           ? v
+                           : arith::TruncFOp::create(b, l, element, v)
+                                 .getResult();
+              };
+              // PyTorch's order: step_size = lr / (1 - b1^t),
+              // denom = sqrt(v) / sqrt(1 - b2^t) + eps,
+              // p = p * (1 - lr * wd) - step_size * (m / denom).
+              Value stepSize = toElement(arith::DivFOp::create(
+                  b, l, constant64(rate), correction(b1)));
+              Value correction2Sqrt =
+                  toElement(math::SqrtOp::create(b, l, correction(b2)));
+              Value denominator = arith::AddFOp::create(
+                  b, l,
+                  arith::DivFOp::create(b, l, math::SqrtOp::create(b, l, a[2]),
+                                        correction2Sqrt),
+                  constant(b, l, epsilon));
               Value decayed = arith::MulFOp::create(
                   b, l, a[0], constant(b, l, 1 - rate * wd));
               Value update = arith::MulFOp::create(
-                  b, l, arith::DivFOp::create(b, l, mHat, denominator),
-                  constant(b, l, rate));
+                  b, l, stepSize,
+                  arith::DivFOp::create(b, l, a[1], denominator));
               return arith::SubFOp::create(b, l, decayed, update);
             }));
         break;
@@ -282,6 +364,7 @@ struct RecastTrainStepPass
     SmallVector<Value> returned = {valueAndGrad.getResult(0)};
     llvm::append_range(returned, newParams);
     llvm::append_range(returned, newStates);
+    llvm::append_range(returned, newModelState);
     func::ReturnOp::create(builder, loc, returned);
   }
 };

@@ -4,8 +4,8 @@ Pure Python, importable without a built recast:
 
 - `recast.builder` writes MLIR training graphs as text, and `recast.zoo` uses
   it to generate the model zoo in examples/models;
-- `recast.torch_import` turns a torch.fx graph into the builder's IR (needs
-  PyTorch).
+- `recast.torch` exports PyTorch models through torch-mlir into training
+  steps (needs torch and torch-mlir: the venv of scripts/setup).
 
 Backed by the native extension `recast._recast` (nanobind over the C API,
 built by CMake into <build>/python/recast), loaded on first use:

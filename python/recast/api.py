@@ -299,69 +299,62 @@ class Program:
         raise KeyError(f"no argument named '{name}'")
 
 
+def pipeline_options(**options) -> str:
+    """The text of --recast-train-pipeline's options for keyword arguments
+    named after them (mixed_precision="bf16" gives "mixed-precision=bf16");
+    None leaves an option at its default, booleans are true/false, paths
+    are quoted when they hold spaces. The pipeline itself checks names and
+    values (docs/Passes.md lists them)."""
+    parts = []
+    for key, value in options.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        value = str(value)
+        if " " in value:
+            value = '"' + value + '"'
+        parts.append(f"{key.replace('_', '-')}={value}")
+    return " ".join(parts)
+
+
 def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step",
-            mixed_precision: Optional[str] = None,
-            remat: Optional[Union[str, float, int]] = None,
             opt_level: int = 2, filename: Optional[str] = None,
-            update_in_place: bool = True,
-            loss_scale: Optional[str] = None,
-            fp8_recipe: Optional[str] = None,
-            fp8_contractions: Optional[str] = None,
-            amax_history: Optional[int] = None,
-            margin: Optional[int] = None,
-            fp8_keep_first_last: Optional[bool] = None,
-            saved_activations: Optional[str] = None,
-            precision_policy: Optional[Union[str, os.PathLike]] = None,
-            fp8_other_type: Optional[str] = None) -> Program:
+            approximate_math: bool = True, **options) -> Program:
     """Compiles a training step (MLIR text, a .mlir path, or a Module, which
     is transformed and lowered in place) for the CPU. A Module's arguments
     are named arg0, arg1, ... (the parser's names are not kept).
 
-    mixed_precision: "bf16", "f16" or "f8" (also spelled "fp8"), the
-      compute type of --recast-mixed-precision, or None.
+    approximate_math: tanh, exp, log, erf, ... as vectorizable polynomials
+    (the default, as recast-run); False calls libm, to compare with other
+    frameworks to the last bits.
+    Every other keyword is an option of --recast-train-pipeline with `_` for
+    `-` (docs/Passes.md; recast-run takes the same as flags), for instance:
+    mixed_precision: "bf16", "f16" or "fp8" (also spelled "f8");
     loss_scale: "none", "static:<S>" or "dynamic" (GradScaler's algorithm;
-      its scale and growth counter become state arguments of the program).
+      its scale and growth counter become state arguments of the program),
+      with init_scale, growth_factor, backoff_factor, growth_interval,
+      min_loss_scale;
     fp8_recipe ("delayed", "current"), fp8_contractions ("layers", "all"),
-      amax_history, margin, fp8_keep_first_last: the FP8 options of
-      mixed_precision="fp8" (docs/MixedPrecision.md); None keeps the pass's
-      default.
-    saved_activations: what the backward reads of an FP32 activation under
-      mixed_precision="bf16"/"f16": "compute-type" (a rounded copy, the
-      pass's default) or "as-computed" (the FP32 value).
-    precision_policy: the op classes of mixed precision: "default",
-      "contractions-only" or the path of a JSON policy file
-      (docs/MixedPrecision.md); None keeps the default.
-    fp8_other_type: what the ops other than the FP8 contractions run in
-      under mixed_precision="fp8": "f32" (the default) or "bf16".
+      amax_history, margin, fp8_keep_first_last, fp8_other_type ("f32",
+      "bf16"): the FP8 options of mixed_precision="fp8"
+      (docs/MixedPrecision.md);
+    saved_activations: "compute-type" or "as-computed";
+    precision_policy: "default", "contractions-only" or a JSON file;
     remat: a budget for --recast-remat: bytes (int), a fraction of the
-      step's peak (float, e.g. 0.7), or a policy ("full", "selective").
-    update_in_place: apply each parameter update as soon as its gradient is
-      final, into the parameter's buffer (--recast-update-in-place); False
-      keeps the updates at the end of the step.
+      step's peak (float, e.g. 0.7), or a policy ("full", "selective");
+    update_in_place: False keeps the updates at the end of the step.
+    None leaves an option at its default.
     Raises RecastError with MLIR's diagnostics when anything fails."""
     if not 0 <= opt_level <= 3:
         raise ValueError("opt_level must be 0-3")
-    if amax_history is not None and amax_history <= 0:
-        raise ValueError("amax_history must be positive")
-    if margin is not None and margin < 0:
-        raise ValueError("margin must be at least 0")
     settings = _recast.ProgramSettings()
     settings.entry = entry
-    settings.mixed_precision = mixed_precision or ""
-    settings.loss_scale = loss_scale or ""
-    settings.fp8_recipe = fp8_recipe or ""
-    settings.fp8_contractions = fp8_contractions or ""
-    settings.amax_history = amax_history or 0
-    settings.margin = -1 if margin is None else margin
-    settings.fp8_keep_first_last = (-1 if fp8_keep_first_last is None
-                                    else int(bool(fp8_keep_first_last)))
-    settings.saved_activations = saved_activations or ""
-    settings.precision_policy = ("" if precision_policy is None
-                                 else os.fspath(precision_policy))
-    settings.fp8_other_type = fp8_other_type or ""
-    settings.remat_budget = "" if remat is None else str(remat)
+    settings.pipeline_options = pipeline_options(**options)
     settings.opt_level = opt_level
-    settings.update_in_place = update_in_place
+    settings.approximate_math = approximate_math
     try:
         if isinstance(source, Module):
             native = _recast.Program(source._native, settings)

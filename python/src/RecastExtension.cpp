@@ -116,30 +116,18 @@ using ArgumentInfo =
 /// The options of a program, as Python sets them (recast.compile): strings
 /// that RecastProgramOptions refers to while the program is created.
 struct ProgramSettings {
-  std::string entry, mixedPrecision, lossScale, fp8Recipe, fp8Contractions,
-      savedActivations, precisionPolicy, fp8OtherType, rematBudget;
-  int64_t amaxHistory = 0, margin = -1;
-  int fp8KeepFirstLast = -1;
+  /// The entry and the options of --recast-train-pipeline, as text.
+  std::string entry, pipelineOptions;
   unsigned optLevel = 2;
-  bool updateInPlace = true;
+  bool approximateMath = true;
 
   RecastProgramOptions toOptions() const {
     RecastProgramOptions options = recastProgramOptionsGetDefault();
     if (!entry.empty())
       options.entry = ref(entry);
-    options.mixedPrecision = ref(mixedPrecision);
-    options.lossScale = ref(lossScale);
-    options.fp8Recipe = ref(fp8Recipe);
-    options.fp8Contractions = ref(fp8Contractions);
-    options.amaxHistory = amaxHistory;
-    options.margin = margin;
-    options.fp8KeepFirstLast = fp8KeepFirstLast;
-    options.savedActivations = ref(savedActivations);
-    options.precisionPolicy = ref(precisionPolicy);
-    options.fp8OtherType = ref(fp8OtherType);
-    options.rematBudget = ref(rematBudget);
+    options.pipelineOptions = ref(pipelineOptions);
     options.optLevel = optLevel;
-    options.updateInPlace = updateInPlace;
+    options.approximateMath = approximateMath;
     return options;
   }
 };
@@ -298,19 +286,9 @@ NB_MODULE(_recast, m) {
   nb::class_<ProgramSettings>(m, "ProgramSettings")
       .def(nb::init<>())
       .def_rw("entry", &ProgramSettings::entry)
-      .def_rw("mixed_precision", &ProgramSettings::mixedPrecision)
-      .def_rw("loss_scale", &ProgramSettings::lossScale)
-      .def_rw("fp8_recipe", &ProgramSettings::fp8Recipe)
-      .def_rw("fp8_contractions", &ProgramSettings::fp8Contractions)
-      .def_rw("amax_history", &ProgramSettings::amaxHistory)
-      .def_rw("margin", &ProgramSettings::margin)
-      .def_rw("fp8_keep_first_last", &ProgramSettings::fp8KeepFirstLast)
-      .def_rw("saved_activations", &ProgramSettings::savedActivations)
-      .def_rw("precision_policy", &ProgramSettings::precisionPolicy)
-      .def_rw("fp8_other_type", &ProgramSettings::fp8OtherType)
-      .def_rw("remat_budget", &ProgramSettings::rematBudget)
+      .def_rw("pipeline_options", &ProgramSettings::pipelineOptions)
       .def_rw("opt_level", &ProgramSettings::optLevel)
-      .def_rw("update_in_place", &ProgramSettings::updateInPlace);
+      .def_rw("approximate_math", &ProgramSettings::approximateMath);
 
   nb::class_<Program>(m, "Program")
       .def(nb::init<const Context &, const std::string &, const std::string &,

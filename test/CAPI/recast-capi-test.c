@@ -301,10 +301,11 @@ static int testProgramOptions(MlirContext context, const char *path) {
   char *source = readFile(path);
   Buffer diagnostics = {NULL, 0};
   RecastProgramOptions options = recastProgramOptionsGetDefault();
-  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
   double loss = 0;
   for (int inPlace = 1; inPlace >= 0; --inPlace) {
-    options.updateInPlace = inPlace;
+    options.pipelineOptions = mlirStringRefCreateFromCString(
+        inPlace ? "mixed-precision=bf16"
+                : "mixed-precision=bf16 update-in-place=false");
     RecastProgram program =
         createProgram(context, source, path, options, &diagnostics);
     if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
@@ -317,15 +318,14 @@ static int testProgramOptions(MlirContext context, const char *path) {
   }
 
   options = recastProgramOptionsGetDefault();
-  options.mixedPrecision = mlirStringRefCreateFromCString("f4");
+  options.pipelineOptions = mlirStringRefCreateFromCString("mixed-precision=f4");
   printRefused("program-bad-precision", context, source, path, options);
 
   /* The FP8 options reach the pass: the current recipe runs; an FP8 option
      without compute type fp8 is refused. */
   options = recastProgramOptionsGetDefault();
-  options.mixedPrecision = mlirStringRefCreateFromCString("fp8");
-  options.fp8Recipe = mlirStringRefCreateFromCString("current");
-  options.margin = 1;
+  options.pipelineOptions = mlirStringRefCreateFromCString(
+      "mixed-precision=fp8 fp8-recipe=current margin=1");
   RecastProgram program =
       createProgram(context, source, path, options, &diagnostics);
   if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
@@ -334,15 +334,15 @@ static int testProgramOptions(MlirContext context, const char *path) {
   }
   printf("program-fp8-current: loss %.2f\n", loss);
   recastProgramDestroy(program);
-  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
+  options.pipelineOptions = mlirStringRefCreateFromCString(
+      "mixed-precision=bf16 fp8-recipe=current margin=1");
   printRefused("program-fp8-option-bf16", context, source, path, options);
 
   /* The precision policy reaches the pass: a built-in one runs, an unknown
      one is refused. */
   options = recastProgramOptionsGetDefault();
-  options.mixedPrecision = mlirStringRefCreateFromCString("bf16");
-  options.precisionPolicy =
-      mlirStringRefCreateFromCString("contractions-only");
+  options.pipelineOptions = mlirStringRefCreateFromCString(
+      "mixed-precision=bf16 precision-policy=contractions-only");
   program = createProgram(context, source, path, options, &diagnostics);
   if (recastProgramIsNull(program) || stepOnce(program, &loss)) {
     fprintf(stderr, "%s", text(&diagnostics));
@@ -350,11 +350,12 @@ static int testProgramOptions(MlirContext context, const char *path) {
   }
   printf("program-contractions-only: loss %.2f\n", loss);
   recastProgramDestroy(program);
-  options.precisionPolicy = mlirStringRefCreateFromCString("aggressive");
+  options.pipelineOptions = mlirStringRefCreateFromCString(
+      "mixed-precision=bf16 precision-policy=aggressive");
   printRefused("program-bad-policy", context, source, path, options);
 
   options = recastProgramOptionsGetDefault();
-  options.rematBudget = mlirStringRefCreateFromCString("0.5");
+  options.pipelineOptions = mlirStringRefCreateFromCString("remat=0.5");
   printRefused("program-remat-infeasible", context, source, path, options);
 
   MlirModule module = recastModuleParse(

@@ -18,6 +18,7 @@
 #include "recast/Runtime/Init.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
+#include "recast/Transforms/TrainPipeline.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -97,12 +98,6 @@ static cl::opt<std::string> dataDir(
              "shaped (num_batches,) + the argument's shape; step k uses "
              "batch k mod num_batches"),
     cl::cat(runCategory));
-static cl::opt<std::string> mixedPrecision(
-    "mixed-precision",
-    cl::desc("Compute type (bf16, f16, or f8 also spelled fp8) of "
-             "--recast-mixed-precision, "
-             "run right after autodiff; empty runs the step as written"),
-    cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> deviceName(
     "device",
     cl::desc("Where the step runs: cpu (JIT on the host) or cuda (kernels "
@@ -112,93 +107,6 @@ static cl::opt<std::string>
     cudaChip("cuda-chip",
              cl::desc("GPU architecture of the kernels with --device=cuda"),
              cl::init("sm_90"), cl::cat(runCategory));
-static cl::opt<std::string> lossScale(
-    "loss-scale",
-    cl::desc("Loss scaling of --mixed-precision: static:<scale> or dynamic "
-             "(GradScaler's: skip steps with non-finite gradients, halve the "
-             "scale, grow it after 2000 good steps)"),
-    cl::init(""), cl::cat(runCategory));
-static cl::opt<std::string> precisionPolicy(
-    "precision-policy",
-    cl::desc("The op classes of --mixed-precision: a built-in policy "
-             "(default, contractions-only) or a JSON file with add/remove "
-             "lists per class"),
-    cl::init(""), cl::cat(runCategory));
-static cl::opt<double>
-    initScale("init-scale",
-              cl::desc("--loss-scale=dynamic: the scale of the first step "
-                       "(default 65536)"),
-              cl::cat(runCategory));
-static cl::opt<double> growthFactor(
-    "growth-factor",
-    cl::desc("--loss-scale=dynamic: factor applied after growth-interval "
-             "finite steps (default 2)"),
-    cl::cat(runCategory));
-static cl::opt<double> backoffFactor(
-    "backoff-factor",
-    cl::desc("--loss-scale=dynamic: factor applied on a non-finite step "
-             "(default 0.5)"),
-    cl::cat(runCategory));
-static cl::opt<int64_t> growthInterval(
-    "growth-interval",
-    cl::desc("--loss-scale=dynamic: finite steps in a row before growing "
-             "(default 2000)"),
-    cl::cat(runCategory));
-static cl::opt<double> minLossScale(
-    "min-loss-scale",
-    cl::desc("--loss-scale=dynamic: stop with an error when the scale falls "
-             "below this (default 1e-4)"),
-    cl::cat(runCategory));
-static cl::opt<std::string> fp8Recipe(
-    "fp8-recipe",
-    cl::desc("--mixed-precision=fp8: delayed (scales from an amax history "
-             "of past steps, the default) or current (each tensor's own)"),
-    cl::cat(runCategory));
-static cl::opt<int64_t>
-    amaxHistory("amax-history",
-                cl::desc("--mixed-precision=fp8, delayed recipe: amaxes kept "
-                         "per tensor (default 1024)"),
-                cl::cat(runCategory));
-static cl::opt<int64_t>
-    fp8Margin("margin",
-              cl::desc("--mixed-precision=fp8: scales are (FP8 max / amax) / "
-                       "2^margin (default 0)"),
-              cl::cat(runCategory));
-static cl::opt<std::string> fp8Contractions(
-    "fp8-contractions",
-    cl::desc("--mixed-precision=fp8: layers (contractions with a parameter "
-             "operand and weight gradients, the default) or all"),
-    cl::cat(runCategory));
-static cl::opt<bool> fp8KeepFirstLast(
-    "fp8-keep-first-last",
-    cl::desc("--mixed-precision=fp8: keep the first and last layers, with "
-             "their gradients, in FP32"),
-    cl::cat(runCategory));
-static cl::opt<std::string> fp8OtherType(
-    "fp8-other-type",
-    cl::desc("--mixed-precision=fp8: what the ops other than the FP8 "
-             "contractions run in, f32 (the default) or bf16"),
-    cl::cat(runCategory));
-static cl::opt<std::string> savedActivations(
-    "saved-activations",
-    cl::desc("--mixed-precision=bf16|f16 (or fp8 with --fp8-other-type=bf16): "
-             "what the backward reads of an FP32 "
-             "activation, compute-type (a rounded copy, the default) or "
-             "as-computed (the FP32 value)"),
-    cl::cat(runCategory));
-static cl::opt<std::string> rematBudget(
-    "remat",
-    cl::desc("Run --recast-remat on the step with this budget (bytes, or a "
-             "fraction of the step's peak such as 0.7), or with policy full "
-             "or selective, before compiling"),
-    cl::init(""), cl::cat(runCategory));
-static cl::opt<bool> updateInPlace(
-    "update-in-place",
-    cl::desc("Apply each parameter update as soon as its gradient is final, "
-             "into the parameter's buffer (recast-update-in-place); "
-             "--update-in-place=false keeps the updates at the end of the "
-             "step"),
-    cl::init(true), cl::cat(runCategory));
 static cl::opt<bool> approximateMath(
     "approximate-math",
     cl::desc("Compute tanh, exp, expm1, log, log1p and erf with polynomial "
@@ -291,6 +199,49 @@ struct StepTiming {
 };
 } // namespace
 
+/// Splits recast-run's command line: a flag named after an option of
+/// --recast-train-pipeline (`--mixed-precision=bf16`, `--remat=0.7`) goes to
+/// the pipeline's option text, every other one stays on the command line.
+/// Prints the pipeline's options under recast-run's help.
+static std::string takePipelineOptions(int &argc, char **argv) {
+  mlir::recast::TrainPipelineOptions known;
+  std::string text;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "--help-hidden") {
+      llvm::outs() << "Training options (those of --recast-train-pipeline, "
+                      "each as --<option>=<value>):\n";
+      known.printHelp(2, 30);
+      llvm::outs() << "\n";
+    }
+    StringRef flag = arg;
+    if (!flag.consume_front("--") && !flag.consume_front("-")) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    auto [name, value] = flag.split('=');
+    // --entry is recast-run's own: it names the step it runs, which the
+    // pipeline takes as its entry.
+    if (name == "entry" || !known.isOptionName(name)) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    if (!text.empty())
+      text += ' ';
+    text += name.str();
+    if (flag.contains('=')) {
+      // Values with spaces (a policy file's path) are quoted.
+      bool quote = value.contains(' ');
+      text += '=';
+      text += quote ? "\"" + value.str() + "\"" : value.str();
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  return text;
+}
+
 static int runMain(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
@@ -303,6 +254,7 @@ static int runMain(int argc, char **argv) {
   mlir::recast::registerAllRecastPasses();
   mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(runCategory);
+  std::string pipelineOptions = takePipelineOptions(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv,
       "recast-run: compile a training step for the CPU and run it\n");
@@ -381,43 +333,20 @@ static int runMain(int argc, char **argv) {
                                                 : llvm::join(available, ", ")));
   }
 
+  // The step as written must be one (the pipeline's last stage checks the
+  // result again): arguments keep their source names in the message.
+  SmallVector<std::string> sourceNames =
+      mlir::recast::getArgumentNames(func, &parserState);
+  if (auto written = mlir::recast::analyzeStepSignature(func, sourceNames);
+      !written)
+    return failWith(written.takeError());
+
   // The backward of recast.value_and_grad is part of the step: the report
   // and the run both see it. Loss scaling may add state arguments, so the
   // signature is read after.
-  {
-    mlir::recast::StepTransformOptions options;
-    options.mixedPrecision = mixedPrecision;
-    options.lossScale = lossScale;
-    if (fp8Recipe.getNumOccurrences())
-      options.fp8Recipe = fp8Recipe;
-    if (fp8Contractions.getNumOccurrences())
-      options.fp8Contractions = fp8Contractions;
-    if (amaxHistory.getNumOccurrences())
-      options.amaxHistory = amaxHistory;
-    if (fp8Margin.getNumOccurrences())
-      options.margin = fp8Margin;
-    if (fp8KeepFirstLast.getNumOccurrences())
-      options.fp8KeepFirstLast = fp8KeepFirstLast;
-    if (fp8OtherType.getNumOccurrences())
-      options.fp8OtherType = fp8OtherType;
-    if (savedActivations.getNumOccurrences())
-      options.savedActivations = savedActivations;
-    options.precisionPolicy = precisionPolicy;
-    if (initScale.getNumOccurrences())
-      options.initScale = initScale;
-    if (growthFactor.getNumOccurrences())
-      options.growthFactor = growthFactor;
-    if (backoffFactor.getNumOccurrences())
-      options.backoffFactor = backoffFactor;
-    if (growthInterval.getNumOccurrences())
-      options.growthInterval = growthInterval;
-    if (minLossScale.getNumOccurrences())
-      options.minLossScale = minLossScale;
-    options.rematBudget = rematBudget;
-    options.updateInPlace = updateInPlace;
-    if (llvm::Error err = mlir::recast::transformStep(*module, func, options))
-      return failWith(std::move(err));
-  }
+  if (llvm::Error err =
+          mlir::recast::transformStep(*module, func, pipelineOptions))
+    return failWith(std::move(err));
 
   SmallVector<std::string> names =
       mlir::recast::getArgumentNames(func, &parserState);

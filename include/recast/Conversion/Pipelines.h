@@ -64,6 +64,14 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
 };
 
+/// The first half of both lowering pipelines, from tensors to buffers: the
+/// backward of any recast.value_and_grad left, aggregates and FP8 scaling
+/// ops decomposed, x**n with a constant n expanded, one-shot bufferization
+/// with identity layouts across functions, each buffer freed after its last
+/// use. With `expandFP8`, FP8 conversions become integer arithmetic (CPUs
+/// have no FP8 instructions).
+void buildLoweringPrefix(OpPassManager &pm, bool expandFP8);
+
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,
 /// arith, math, scf, func) to the LLVM dialect, ready for the ExecutionEngine
 /// or mlir-runner.

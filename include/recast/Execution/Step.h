@@ -73,44 +73,14 @@ analyzeStepSignature(func::FuncOp func, ArrayRef<std::string> names);
 llvm::Expected<::recast::HostTensor>
 initializeStepArgument(const StepArgument &arg, uint64_t seed);
 
-/// How the step is transformed before it is compiled.
-struct StepTransformOptions {
-  /// Compute type of --recast-mixed-precision (bf16, f16); empty: none.
-  std::string mixedPrecision;
-  /// Loss scaling of --recast-mixed-precision (none, static:<S>, dynamic);
-  /// empty: none. Needs `mixedPrecision`.
-  std::string lossScale;
-  /// FP8 options of --recast-mixed-precision (compute type fp8): each
-  /// unset one keeps the pass's default. Set ones need `mixedPrecision`.
-  std::optional<std::string> fp8Recipe, fp8Contractions, fp8OtherType;
-  std::optional<int64_t> amaxHistory, margin;
-  std::optional<bool> fp8KeepFirstLast;
-  /// policy of --recast-mixed-precision (a built-in name or a JSON file);
-  /// empty keeps the pass's default. Needs `mixedPrecision`.
-  std::string precisionPolicy;
-  /// GradScaler options of --recast-mixed-precision; each unset one keeps
-  /// the pass's default. Set ones need `lossScale` dynamic.
-  std::optional<double> initScale, growthFactor, backoffFactor, minLossScale;
-  std::optional<int64_t> growthInterval;
-  /// saved-activations of --recast-mixed-precision (compute-type,
-  /// as-computed); unset keeps the pass's default. Needs `mixedPrecision`.
-  std::optional<std::string> savedActivations;
-  /// Budget of --recast-remat (bytes or a fraction); empty: none.
-  std::string rematBudget;
-  /// --recast-update-in-place after autodiff, before remat: each parameter
-  /// update runs as soon as its gradient is final, in the parameter's buffer.
-  bool updateInPlace = true;
-};
-
-/// Runs autodiff (and mixed precision and remat if asked) on `module`, makes
-/// every function but `entry` private and removes what `entry` does not use.
-/// Mixed precision runs first and differentiates the step itself, since loss
-/// scaling changes what the backward is seeded with; dynamic loss scaling
-/// adds state arguments to `entry`, named by their NameLoc.
-/// Errors are emitted as diagnostics; the returned message says which stage
-/// failed.
+/// Runs `--recast-train-pipeline` with `pipelineOptions` (its textual
+/// options, such as "mixed-precision=bf16 remat=0.7") on `module`, with
+/// `entry` as the pipeline's entry: the other functions become private and
+/// what the entry does not use is removed. Dynamic loss scaling adds state
+/// arguments to `entry`, named by their NameLoc. Errors are emitted as
+/// diagnostics; the returned message says what failed.
 llvm::Error transformStep(ModuleOp module, func::FuncOp entry,
-                          const StepTransformOptions &options);
+                          StringRef pipelineOptions);
 
 /// Gives `pm` the `--mlir-*` pass manager options (`--mlir-print-ir-after=`,
 /// `--mlir-pass-statistics`, ...) of the tool that embeds this library, if

@@ -68,6 +68,89 @@ def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
 // Training graphs
 //===----------------------------------------------------------------------===//
 
+def RecastNormalizeImportPass : Pass<"recast-normalize-import", "ModuleOp"> {
+  let summary = "Bring what frontends such as torch-mlir emit into recast's "
+                "IR contract";
+  let description = [{
+    The first stage of `--recast-train-pipeline`. torch-mlir's FX importer
+    (linalg-on-tensors) writes every keepdim reduction and broadcast
+    (softmax, log_softmax, layer_norm, batch norm statistics, adaptive
+    average pooling, attention masks) as a `linalg.generic` whose indexing
+    maps have constant results, such as `(d0, d1) -> (d0, 0)` on a
+    `tensor<Nx1xf32>`. Autodiff, mixed precision and remat reason on
+    projected permutations (each operand dimension is one loop dimension),
+    so this pass folds the unit-extent dimensions of those ops away with
+    upstream's unit-dimension folding (`tensor.collapse_shape` of the
+    operand, `tensor.expand_shape` of the result), leaving every other op as
+    it is.
+
+    Before (torch-mlir's row maximum of a softmax):
+
+    ```mlir
+    %max = linalg.generic {indexing_maps = [
+        affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>],
+        iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<8x10xf32>) outs(%init : tensor<8x1xf32>) {...}
+    ```
+
+    After:
+
+    ```mlir
+    %init1 = tensor.collapse_shape %init [[0, 1]]
+        : tensor<8x1xf32> into tensor<8xf32>
+    %max1 = linalg.generic {indexing_maps = [
+        affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+        iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<8x10xf32>) outs(%init1 : tensor<8xf32>) {...}
+    %max = tensor.expand_shape %max1 [[0, 1]] output_shape [8, 1]
+        : tensor<8xf32> into tensor<8x1xf32>
+    ```
+
+    Errors: an op of a dialect recast does not model (`tm_tensor.*`) gets
+    an error naming the op, at the op's location (torch-mlir's locations
+    carry the Python source line); so does a linalg op whose indexing map
+    keeps a constant result that is not a unit dimension.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numOpsNormalized", "num-ops-normalized",
+              "Linalg ops whose constant-result indexing maps were folded">,
+  ];
+}
+
+def RecastVerifyTrainingStepPass
+    : Pass<"recast-verify-training-step", "ModuleOp"> {
+  let summary = "Check that training steps keep the training-step contract";
+  let description = [{
+    The last stage of `--recast-train-pipeline`, and a check any pipeline
+    can run: every function it checks must be a training step in the sense
+    of the contract (docs/Architecture.md): a single-block body ending in
+    `func.return`, the loss (a rank-0 floating-point tensor) as first
+    result, then one new value per `{recast.param}` / `{recast.state}`
+    argument in argument order and of that argument's type. With
+    `differentiated` (the default) no `recast.value_and_grad` may be left:
+    the step's backward is explicit, as every later stage (lowering,
+    recast-run, other compilers) expects.
+
+    With `entry`, the function of that name is checked, and must exist;
+    without, every public function with a body and a `{recast.param}` or
+    `{recast.state}` argument is. The pass changes nothing.
+
+    ```mlir
+    // expected-error @below {{recast-verify-training-step: @step is not a training step: it returns 1 value but has 1 recast.param/recast.state argument; ...}}
+    func.func @step(%w: tensor<4xf32> {recast.param}) -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "The training step to check; empty: every public function with a "
+           "recast.param or recast.state argument">,
+    Option<"differentiated", "differentiated", "bool", /*default=*/"true",
+           "Also require the backward to be explicit: no "
+           "recast.value_and_grad left">,
+  ];
+}
+
 def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
   let summary = "Replace recast.value_and_grad by explicit reverse-mode code";
   let description = [{
@@ -85,7 +168,7 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
       `linalg.generic` over the same iteration domain that recomputes the body,
       runs the body's scalar ops in reverse (addf, subf, mulf, divf, negf,
       maximumf/maxnumf/minimumf/minnumf, select, exp, log, tanh, erf, sqrt,
-      rsqrt, powf, absf, sin, cos, extf, truncf), and sums over the dimensions
+      rsqrt, powf, fpowi, absf, sin, cos, extf, truncf), and sums over the dimensions
       the operand does not index (which is how broadcasts, reductions and
       contractions such as matmul get their gradients). Reductions must
       combine with `addf` (sums, contractions) or `maximumf`/`maxnumf` (the
@@ -97,6 +180,14 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
       the filter turned by 180 degrees and its channel dimensions swapped;
       the others' are built tap by tap (strided `extract_slice`, a per-tap
       contraction or mask, strided `insert_slice`).
+    * Gathers: a parallel `linalg.generic` whose body reads a differentiated
+      tensor from above with `tensor.extract` at indices it computes (the
+      form torch-mlir gives `nn.Embedding` and `nll_loss`/`cross_entropy`
+      with integer labels). The gradient of the table is a scatter-add: one
+      `linalg.generic` computes, per iteration point, the adjoint of the
+      extracted element and its indices, and an `scf.for` nest adds each
+      into a zero tensor of the table's shape (O(points), no one-hot
+      matrix). `cf.assert` bounds checks stay in the forward only.
     * `tensor.expand_shape`, `collapse_shape`, `extract_slice`,
       `insert_slice`, `pad` (with a constant value) and `cast`: the inverse
       data movement.
@@ -121,7 +212,7 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
   }];
   let dependentDialects = [
     "linalg::LinalgDialect", "arith::ArithDialect", "math::MathDialect",
-    "tensor::TensorDialect"
+    "tensor::TensorDialect", "scf::SCFDialect"
   ];
   let statistics = [
     Statistic<"numGradientOps", "num-gradient-ops",
@@ -937,7 +1028,7 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
   ];
   let dependentDialects = [
     "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
-    "math::MathDialect"
+    "math::MathDialect", "scf::SCFDialect", "recast::RecastDialect"
   ];
   let statistics = [
     Statistic<"numCastsInserted", "num-casts-inserted",

@@ -143,3 +143,51 @@ func.func @window_step(%x: tensor<5xf32>, %w: tensor<3xf32>) -> (tensor<f32>, te
   %l, %g = recast.value_and_grad @window_loss(%x, %w) {wrt = array<i64: 0>} : (tensor<5xf32>, tensor<3xf32>) -> (tensor<f32>, tensor<5xf32>)
   return %l, %g : tensor<f32>, tensor<5xf32>
 }
+
+// -----
+
+/// A gather inside a reduction (a sum of the gathered elements in one op)
+/// has no rule: its scatter-add would need the reduction's per-point terms.
+func.func @gather_sum(%t: tensor<10xf32>, %idx: tensor<4xi64>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error @below {{cannot differentiate 'linalg.generic': it gathers from a differentiated tensor inside a reduction}}
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%idx : tensor<4xi64>) outs(%z : tensor<f32>) {
+  ^bb0(%i: i64, %acc: f32):
+    %j = arith.index_cast %i : i64 to index
+    %v = tensor.extract %t[%j] : tensor<10xf32>
+    %a = arith.addf %v, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func @negative_gather_in_reduction(%t: tensor<10xf32>, %idx: tensor<4xi64>) -> (tensor<f32>, tensor<10xf32>) {
+  // expected-note @below {{needed for the gradient with respect to argument #0 of @gather_sum requested here}}
+  %l, %g = recast.value_and_grad @gather_sum(%t, %idx) {wrt = array<i64: 0>} : (tensor<10xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<10xf32>)
+  return %l, %g : tensor<f32>, tensor<10xf32>
+}
+
+// -----
+
+/// A differentiated scalar read from above by a body is not a gather.
+func.func @captured_scalar(%t: tensor<4xf32>) -> tensor<f32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %s = tensor.extract %t[%c0] : tensor<4xf32>
+  %e = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error @below {{cannot differentiate 'linalg.generic': its body reads a value from above that depends on a differentiated argument}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%t : tensor<4xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.mulf %x, %s : f32
+    %a = arith.addf %m, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+func.func @negative_captured_scalar(%t: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  // expected-note @below {{needed for the gradient with respect to argument #0 of @captured_scalar requested here}}
+  %l, %g = recast.value_and_grad @captured_scalar(%t) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return %l, %g : tensor<f32>, tensor<4xf32>
+}

@@ -46,7 +46,7 @@ func.func private @loss(%w: tensor<4xf32>) -> tensor<f32>
 
 /// Skipping a step returns the previous parameters: the function must be a
 /// training step (the loss, then one value per parameter).
-// expected-error @below {{loss scaling: a training step returns the loss and then one value per recast.param or recast.state argument (2 values), but this one returns 1}}
+// expected-error @below {{loss scaling: @not_a_step is not a training step: it returns 1 value but has 1 recast.param/recast.state argument; a training step returns the loss, then one new value per parameter or state argument in argument order; skipping a step needs that correspondence}}
 func.func @not_a_step(%w: tensor<4xf32> {recast.param}) -> tensor<f32> {
   %l, %g = recast.value_and_grad @loss(%w) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
   return %l : tensor<f32>

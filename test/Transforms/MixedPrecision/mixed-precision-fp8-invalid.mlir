@@ -61,7 +61,7 @@ func.func @bf16_override(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>
 /// The loss (first result) separates the forward (E4M3) from the gradients
 /// (E5M2), and delayed scaling appends state: the step must follow the
 /// training-step convention.
-// expected-error @below {{is not a training step: compute-type=fp8 needs the loss first, then one value per recast.param or recast.state argument (2 values), but it returns 1}}
+// expected-error @below {{--recast-mixed-precision=compute-type=fp8: @not_a_step is not a training step: its first result must be the loss, a rank-0 floating-point tensor such as tensor<f32>, not tensor<4x4xf32>}}
 func.func @not_a_step(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x4xf32>
@@ -72,7 +72,7 @@ func.func @not_a_step(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>) -
 
 // -----
 
-// expected-error @below {{returns 'tensor<4x4xf32>' first; compute-type=fp8 needs the loss, a rank-0 tensor}}
+// expected-error @below {{is not a training step: its first result must be the loss, a rank-0 floating-point tensor such as tensor<f32>, not tensor<4x4xf32>}}
 func.func @loss_not_scalar(%w: tensor<4x4xf32> {recast.param}) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   return %w, %w : tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -16,3 +16,11 @@ func.func @no_params(%w: tensor<4xf32>) -> tensor<f32> {
   %c = arith.constant dense<1.0> : tensor<f32>
   return %c : tensor<f32>
 }
+
+/// A loss with state must return its new value before the loss.
+// RUN: not recast-opt %s -recast-train-step="loss=state_loss" 2>&1 | FileCheck %s --check-prefix=STATE
+// STATE: error: the loss function must return the new value of each of its 1 recast.state arguments, in order, then the loss (a rank-0 tensor)
+func.func @state_loss(%w: tensor<4xf32> {recast.param}, %s: tensor<4xf32> {recast.state}) -> tensor<f32> {
+  %c = arith.constant dense<1.0> : tensor<f32>
+  return %c : tensor<f32>
+}

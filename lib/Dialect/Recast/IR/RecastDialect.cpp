@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -159,6 +160,14 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name
                              << "' must be a unit attribute on a scalar "
                                 "arith.cmpf";
+    return success();
+  }
+  // kForwardOfAttrName of recast/Transforms/Autodiff.h, set by
+  // recast-train-step.
+  if (name == "recast.forward_of") {
+    if (!isa<FlatSymbolRefAttr>(attr.getValue()) || !isa<CallOpInterface>(op))
+      return op->emitError()
+             << "'" << name << "' must be a symbol reference on a call";
     return success();
   }
   return op->emitError() << "unknown recast attribute '" << name << "'";

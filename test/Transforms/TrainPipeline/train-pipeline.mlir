@@ -1,0 +1,64 @@
+// RUN: recast-opt %s -recast-train-pipeline="entry=train_step" | FileCheck %s
+// RUN: recast-opt %s -recast-train-pipeline="entry=train_step mixed-precision=bf16 remat=full" | FileCheck %s --check-prefix=BF16
+// RUN: recast-opt %s -recast-train-pipeline | FileCheck %s --check-prefix=KEEP
+
+/// A step as a frontend writes it: the loss public next to the step, with a
+/// keepdim reduction (constant-result map) and x**2 as math.fpowi. The
+/// pipeline normalizes, differentiates and schedules it, and with an entry
+/// removes the loss once inlined.
+// CHECK-NOT: func.func @loss
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: recast.value_and_grad
+// CHECK-NOT: affine_map<(d0, d1) -> (d0, 0)>
+/// The derivative of x**2 is 2 * x**1 (the exponent and its float folded).
+// CHECK: math.fpowi %{{.*}}, %c2_i32
+// CHECK: %[[X1:.*]] = math.fpowi %{{.*}}, %c1_i32
+// CHECK: arith.mulf %[[X1]], %cst
+// CHECK: return
+
+// BF16-LABEL: func.func @train_step
+// BF16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xbf16>, tensor<4x3xbf16>)
+// BF16: return
+
+/// Without an entry every function is kept (the loss stays public) and
+/// every public step is checked.
+// KEEP-LABEL: func.func @loss
+// KEEP-LABEL: func.func @train_step
+module attributes {} {
+  func.func @loss(%w: tensor<4x3xf32>, %x: tensor<5x4xf32>) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %two = arith.constant 2 : i32
+    %e53 = tensor.empty() : tensor<5x3xf32>
+    %z53 = linalg.fill ins(%zero : f32) outs(%e53 : tensor<5x3xf32>) -> tensor<5x3xf32>
+    %z = linalg.matmul ins(%x, %w : tensor<5x4xf32>, tensor<4x3xf32>) outs(%z53 : tensor<5x3xf32>) -> tensor<5x3xf32>
+    %e51 = tensor.empty() : tensor<5x1xf32>
+    %s0 = linalg.fill ins(%zero : f32) outs(%e51 : tensor<5x1xf32>) -> tensor<5x1xf32>
+    %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "reduction"]} ins(%z : tensor<5x3xf32>) outs(%s0 : tensor<5x1xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %p = math.fpowi %a, %two : f32, i32
+      %r = arith.addf %p, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<5x1xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %l0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %total = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%rows : tensor<5x1xf32>) outs(%l0 : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %a, %acc : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %total : tensor<f32>
+  }
+
+  func.func @train_step(%w: tensor<4x3xf32> {recast.param}, %x: tensor<5x4xf32>) -> (tensor<f32>, tensor<4x3xf32>) {
+    %lr = arith.constant 0.1 : f32
+    %l, %g = recast.value_and_grad @loss(%w, %x) {wrt = array<i64: 0>} : (tensor<4x3xf32>, tensor<5x4xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+    %e = tensor.empty() : tensor<4x3xf32>
+    %new = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w, %g : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%p: f32, %d: f32, %o: f32):
+      %s = arith.mulf %d, %lr : f32
+      %r = arith.subf %p, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<4x3xf32>
+    return %l, %new : tensor<f32>, tensor<4x3xf32>
+  }
+}
