@@ -451,37 +451,45 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
                             getAsIndexOpFoldResult(ctx, high), zero);
 
   // The turned filter: HWCF -> HWFC, FCHW -> CFHW, both windows reversed.
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  auto reversed = [&](unsigned i, int64_t size) {
-    return getAffineConstantExpr(size - 1, ctx) - d(i);
-  };
-  SmallVector<int64_t> turnedShape = llvm::to_vector(kernelType.getShape());
-  AffineMap readMap;
-  if (window.channelsFirst) {
-    std::swap(turnedShape[0], turnedShape[1]);
-    readMap = AffineMap::get(
-        4, 0,
-        {d(1), d(0), reversed(2, window.kernelH), reversed(3, window.kernelW)},
-        ctx);
-  } else {
-    std::swap(turnedShape[2], turnedShape[3]);
-    readMap = AffineMap::get(
-        4, 0,
-        {reversed(0, window.kernelH), reversed(1, window.kernelW), d(3), d(2)},
-        ctx);
-  }
+  // The reversal is a concatenation of the taps in reverse order rather
+  // than a generic reading `KH - 1 - kh`: maps with negative coefficients
+  // are legal linalg, but other compilers tile them wrongly (IREE 3.13).
   Type kernelElement = kernelType.getElementType();
-  auto turnedType = RankedTensorType::get(turnedShape, kernelElement);
+  SmallVector<int64_t> permutation = window.channelsFirst
+                                         ? SmallVector<int64_t>{1, 0, 2, 3}
+                                         : SmallVector<int64_t>{0, 1, 3, 2};
+  SmallVector<int64_t> turnedShape;
+  for (int64_t dim : permutation)
+    turnedShape.push_back(kernelType.getDimSize(dim));
   Value turned =
-      create<linalg::GenericOp>(
-          TypeRange{turnedType}, ValueRange{kernel},
-          ValueRange{create<tensor::EmptyOp>(turnedShape, kernelElement)},
-          ArrayRef<AffineMap>{readMap, builder.getMultiDimIdentityMap(4)},
-          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc, args[0]);
-          })
-          .getResult(0);
+      create<linalg::TransposeOp>(
+          kernel, create<tensor::EmptyOp>(turnedShape, kernelElement),
+          permutation)
+          .getResult()[0];
+  auto reverse = [&](Value tensor, unsigned dim) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    int64_t size = type.getDimSize(dim);
+    if (size == 1)
+      return tensor;
+    SmallVector<int64_t> sliceShape = llvm::to_vector(type.getShape());
+    sliceShape[dim] = 1;
+    auto sliceType = RankedTensorType::get(sliceShape, kernelElement);
+    SmallVector<OpFoldResult> sizes,
+        strides(type.getRank(), builder.getIndexAttr(1));
+    for (int64_t extent : sliceShape)
+      sizes.push_back(builder.getIndexAttr(extent));
+    SmallVector<Value> taps;
+    for (int64_t tap = size - 1; tap >= 0; --tap) {
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        builder.getIndexAttr(0));
+      offsets[dim] = builder.getIndexAttr(tap);
+      taps.push_back(create<tensor::ExtractSliceOp>(sliceType, tensor, offsets,
+                                                    sizes, strides));
+    }
+    return create<tensor::ConcatOp>(int64_t(dim), taps).getResult();
+  };
+  unsigned kernelH = window.channelsFirst ? 2 : 0;
+  turned = reverse(reverse(turned, kernelH), kernelH + 1);
 
   auto unit = builder.getI64TensorAttr({1, 1});
   auto dilations =
