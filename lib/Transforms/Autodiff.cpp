@@ -451,45 +451,44 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
                             getAsIndexOpFoldResult(ctx, high), zero);
 
   // The turned filter: HWCF -> HWFC, FCHW -> CFHW, both windows reversed.
-  // The reversal is a concatenation of the taps in reverse order rather
-  // than a generic reading `KH - 1 - kh`: maps with negative coefficients
-  // are legal linalg, but other compilers tile them wrongly (IREE 3.13).
+  // One parallel generic over the turned filter that reads the filter at
+  // (KH - 1 - kh, KW - 1 - kw) with tensor.extract, rather than through an
+  // indexing map with negative coefficients: such maps are legal linalg,
+  // but other compilers tile them wrongly (IREE 3.13).
   Type kernelElement = kernelType.getElementType();
-  SmallVector<int64_t> permutation = window.channelsFirst
-                                         ? SmallVector<int64_t>{1, 0, 2, 3}
-                                         : SmallVector<int64_t>{0, 1, 3, 2};
-  SmallVector<int64_t> turnedShape;
-  for (int64_t dim : permutation)
-    turnedShape.push_back(kernelType.getDimSize(dim));
+  SmallVector<int64_t> turnedShape = llvm::to_vector(kernelType.getShape());
+  if (window.channelsFirst)
+    std::swap(turnedShape[0], turnedShape[1]);
+  else
+    std::swap(turnedShape[2], turnedShape[3]);
+  auto turnedType = RankedTensorType::get(turnedShape, kernelElement);
   Value turned =
-      create<linalg::TransposeOp>(
-          kernel, create<tensor::EmptyOp>(turnedShape, kernelElement),
-          permutation)
-          .getResult()[0];
-  auto reverse = [&](Value tensor, unsigned dim) -> Value {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    int64_t size = type.getDimSize(dim);
-    if (size == 1)
-      return tensor;
-    SmallVector<int64_t> sliceShape = llvm::to_vector(type.getShape());
-    sliceShape[dim] = 1;
-    auto sliceType = RankedTensorType::get(sliceShape, kernelElement);
-    SmallVector<OpFoldResult> sizes,
-        strides(type.getRank(), builder.getIndexAttr(1));
-    for (int64_t extent : sliceShape)
-      sizes.push_back(builder.getIndexAttr(extent));
-    SmallVector<Value> taps;
-    for (int64_t tap = size - 1; tap >= 0; --tap) {
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        builder.getIndexAttr(0));
-      offsets[dim] = builder.getIndexAttr(tap);
-      taps.push_back(create<tensor::ExtractSliceOp>(sliceType, tensor, offsets,
-                                                    sizes, strides));
-    }
-    return create<tensor::ConcatOp>(int64_t(dim), taps).getResult();
-  };
-  unsigned kernelH = window.channelsFirst ? 2 : 0;
-  turned = reverse(reverse(turned, kernelH), kernelH + 1);
+      create<linalg::GenericOp>(
+          TypeRange{turnedType}, ValueRange{},
+          ValueRange{create<tensor::EmptyOp>(turnedShape, kernelElement)},
+          ArrayRef<AffineMap>{builder.getMultiDimIdentityMap(4)},
+          SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+          [&](OpBuilder &b, Location loc, ValueRange) {
+            SmallVector<Value> index;
+            for (unsigned i = 0; i < 4; ++i)
+              index.push_back(linalg::IndexOp::create(b, loc, i));
+            auto reversed = [&](Value i, int64_t size) -> Value {
+              return arith::SubIOp::create(
+                  b, loc, arith::ConstantIndexOp::create(b, loc, size - 1), i);
+            };
+            SmallVector<Value> at =
+                window.channelsFirst
+                    ? SmallVector<Value>{index[1], index[0],
+                                         reversed(index[2], window.kernelH),
+                                         reversed(index[3], window.kernelW)}
+                    : SmallVector<Value>{reversed(index[0], window.kernelH),
+                                         reversed(index[1], window.kernelW),
+                                         index[3], index[2]};
+            linalg::YieldOp::create(
+                b, loc,
+                tensor::ExtractOp::create(b, loc, kernel, at).getResult());
+          })
+          .getResult(0);
 
   auto unit = builder.getI64TensorAttr({1, 1});
   auto dilations =

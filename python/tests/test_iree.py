@@ -15,8 +15,8 @@ gradient: torch-mlir's cross_entropy) to a stream fill 11 elements long
 instead of 1, which overwrites neighbours and runs out of the buffer at its
 end. (The unit-stride convolution's input gradient once read its turned
 filter through (d0, d1, d2, d3) -> (-d0 + 2, -d1 + 2, d3, d2), which IREE
-tiles wrongly; it is now a concatenation of the taps, and ResNet, VGG and
-U-Net steps pass.)"""
+tiles wrongly; it now reads the filter at (KH - 1 - kh, KW - 1 - kw) in
+its body, and ResNet, VGG and U-Net steps pass.)"""
 
 import json
 import os

@@ -124,21 +124,21 @@ func.func @cast_step(%w: tensor<4xf16> {recast.param}) -> (tensor<f32>, tensor<4
 /// A unit-stride convolution's input gradient is one convolution: the output
 /// gradient padded by the filter's reach on each side (dilated: 2 * (3 - 1)
 /// rows, 1 * (2 - 1) columns) with the filter turned by 180 degrees and its
-/// channel dimensions swapped (HWCF -> HWFC), no tap-by-tap sum. The turn is
-/// the taps concatenated in reverse order, not a map with negative
-/// coefficients (which IREE tiles wrongly).
+/// channel dimensions swapped (HWCF -> HWFC), no tap-by-tap sum. The turned
+/// filter reads the filter at (KH - 1 - kh, KW - 1 - kw) in its body, not
+/// through a map with negative coefficients (which IREE tiles wrongly).
 // CHECK-LABEL: func.func @conv_step
 // CHECK:      %[[PAD:.*]] = tensor.pad %{{.*}} low[0, 4, 1, 0] high[0, 4, 1, 0]
 // CHECK:        tensor.yield %{{.*}} : f32
 // CHECK:      } : tensor<1x4x5x4xf32> to tensor<1x12x7x4xf32>
-// CHECK:      %[[SWAPPED:.*]] = linalg.transpose ins(%{{.*}} : tensor<3x2x2x4xf32>) outs(%{{.*}} : tensor<3x2x4x2xf32>) permutation = [0, 1, 3, 2]
-// CHECK:      %[[H2:.*]] = tensor.extract_slice %[[SWAPPED]][2, 0, 0, 0] [1, 2, 4, 2]
-// CHECK:      %[[H1:.*]] = tensor.extract_slice %[[SWAPPED]][1, 0, 0, 0] [1, 2, 4, 2]
-// CHECK:      %[[H0:.*]] = tensor.extract_slice %[[SWAPPED]][0, 0, 0, 0] [1, 2, 4, 2]
-// CHECK:      %[[ROWS:.*]] = tensor.concat dim(0) %[[H2]], %[[H1]], %[[H0]]
-// CHECK:      %[[W1:.*]] = tensor.extract_slice %[[ROWS]][0, 1, 0, 0] [3, 1, 4, 2]
-// CHECK:      %[[W0:.*]] = tensor.extract_slice %[[ROWS]][0, 0, 0, 0] [3, 1, 4, 2]
-// CHECK:      %[[TURNED:.*]] = tensor.concat dim(1) %[[W1]], %[[W0]]
+// CHECK:      %[[TURNED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x2x4x2xf32>)
+// CHECK:        %[[KH:.*]] = linalg.index 0
+// CHECK:        %[[KW:.*]] = linalg.index 1
+// CHECK:        %[[F:.*]] = linalg.index 2
+// CHECK:        %[[C:.*]] = linalg.index 3
+// CHECK:        %[[RH:.*]] = arith.subi %c2, %[[KH]]
+// CHECK:        %[[RW:.*]] = arith.subi %c1, %[[KW]]
+// CHECK:        tensor.extract %{{.*}}[%[[RH]], %[[RW]], %[[C]], %[[F]]] : tensor<3x2x2x4xf32>
 // CHECK:      linalg.conv_2d_nhwc_hwcf {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%[[PAD]], %[[TURNED]] : tensor<1x12x7x4xf32>, tensor<3x2x4x2xf32>) outs(%{{.*}} : tensor<1x8x6x2xf32>)
 // CHECK-NOT:  tensor.insert_slice
 // CHECK:      return
