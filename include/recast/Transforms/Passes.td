@@ -81,8 +81,12 @@ def RecastNormalizeImportPass : Pass<"recast-normalize-import", "ModuleOp"> {
     projected permutations (each operand dimension is one loop dimension),
     so this pass folds the unit-extent dimensions of those ops away with
     upstream's unit-dimension folding (`tensor.collapse_shape` of the
-    operand, `tensor.expand_shape` of the result), leaving every other op as
-    it is.
+    operand, `tensor.expand_shape` of the result). It also writes
+    `linalg.conv_2d_nchw_fchw` (every PyTorch convolution) as
+    `linalg.conv_2d_nhwc_hwcf` between `linalg.transpose`s, the form whose
+    forward and gradients run as GEMMs, and narrows 64-bit `math.fpowi`
+    exponents to the i32 LLVM's `powi` takes. Every other op is left as it
+    is.
 
     Before (torch-mlir's row maximum of a softmax):
 
@@ -194,6 +198,10 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
     * Gradients of a value used several times are summed; only values that
       depend on a `wrt` argument get gradients, and only ops on a path to the
       loss are differentiated.
+    * A `func.call` beside the op, marked `recast.forward_of` with its callee
+      (recast-train-step's call of a loss that also returns state updates),
+      takes its results from the forward cloned for the gradient: its callee
+      is the same function but for what it returns, op for op.
 
     Example:
 
@@ -235,7 +243,13 @@ def RecastTrainStepPass : Pass<"recast-train-step", "ModuleOp"> {
     following recast's calling convention (parameters and state marked
     `recast.param` / `recast.state`, results in argument order). The
     gradients come from `recast.value_and_grad` (run `--recast-autodiff`
-    after, or let recast-run do it). The update follows PyTorch's
+    after, or let recast-run do it). Loss arguments marked `{recast.state}`
+    are model state (BatchNorm's running statistics): the loss returns their
+    new values, in order, before the loss, and the step carries them after
+    the optimizer's state; the gradients then come from a private copy of
+    the loss that returns the loss alone (`@<loss>_value`), the state from a
+    `func.call` of the loss marked `recast.forward_of`, which autodiff serves
+    from the same forward. The update follows PyTorch's
     definitions:
 
     * `sgd`: `p -= lr * (g + wd * p)`.
