@@ -142,25 +142,21 @@ class TorchStep:
                         np.asarray(values[arg.name])))
 
 
-class _ParamsAsArgs:
-    """forward(*params, *buffers, *inputs, target) -> (*updated buffers,
-    loss), with the model's
-    tensors passed in through torch.func.functional_call, so that
-    torch-mlir makes them function arguments instead of constants."""
+def _params_as_args(model, loss_fn, keys, num_inputs):
+    """An nn.Module whose forward(*params, *buffers, *inputs, target) is the
+    loss, the model's tensors passed in through torch.func.functional_call
+    so that torch-mlir makes them function arguments instead of constants.
+    Buffers the forward updates come back before the loss."""
+    import torch
 
-    def __init__(self, model, loss_fn, param_keys, buffer_keys, num_inputs):
-        import torch
+    class Wrapper(torch.nn.Module):
+        def forward(self, *args):
+            state = dict(zip(keys, args[:len(keys)]))
+            inputs = args[len(keys):len(keys) + num_inputs]
+            output = torch.func.functional_call(model, state, inputs)
+            return loss_fn(output, args[len(keys) + num_inputs])
 
-        class Wrapper(torch.nn.Module):
-            def forward(inner, *args):  # noqa: N805
-                n = len(param_keys) + len(buffer_keys)
-                state = dict(zip(param_keys + buffer_keys, args[:n]))
-                inputs = args[n:n + num_inputs]
-                target = args[n + num_inputs]
-                output = torch.func.functional_call(model, state, inputs)
-                return loss_fn(output, target)
-
-        self.module = Wrapper()
+    return Wrapper()
 
 
 def _torch_mlir_loss(model, inputs, target, loss_fn):
@@ -177,8 +173,8 @@ def _torch_mlir_loss(model, inputs, target, loss_fn):
     tensors.update(dict(model.named_buffers()))
     args = tuple(tensors[k].detach().clone() for k in param_keys + buffer_keys)
     args += tuple(inputs) + (target,)
-    wrapper = _ParamsAsArgs(model, loss_fn, param_keys, buffer_keys,
-                            len(inputs)).module
+    wrapper = _params_as_args(model, loss_fn, param_keys + buffer_keys,
+                              len(inputs))
     # torch-mlir's decompositions, and PyTorch's own for gelu: torch-mlir
     # 20261001 lowers gelu(approximate="tanh") itself with sqrt(2/pi) written
     # as 0.797724 (exactly 0.7978846), which puts its gradients 1e-4 off.
