@@ -15,7 +15,7 @@
 #map2_0 = affine_map<(d0, d1) -> (d0)>
 #map1_0 = affine_map<(d0) -> (d0)>
 #map2_1 = affine_map<(d0, d1) -> (d1)>
-#map1_ = affine_map<(d0) -> ()>
+#map2_ = affine_map<(d0, d1) -> ()>
 #map0_ = affine_map<() -> ()>
 
 module {
@@ -174,25 +174,24 @@ module {
     %inputs = tensor.extract_slice %tokens[0, 0] [1, 1024] [1, 1] : tensor<1x1025xi32> to tensor<1x1024xi32>
     %targets = tensor.extract_slice %tokens[0, 1] [1, 1024] [1, 1] : tensor<1x1025xi32> to tensor<1x1024xi32>
 
-    // Token embedding (one-hot @ wte) plus position embedding.
-    %tok_emb_onehot_empty = tensor.empty() : tensor<1x1024x50257xf32>
-    %tok_emb_onehot = linalg.generic {indexing_maps = [#map3_01, #map3_012], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%inputs : tensor<1x1024xi32>) outs(%tok_emb_onehot_empty : tensor<1x1024x50257xf32>) {
+    // Token embedding (a gather of wte's rows) plus position embedding.
+    %tok_emb_empty = tensor.empty() : tensor<1x1024x768xf32>
+    %tok_emb = linalg.generic {indexing_maps = [#map3_01, #map3_012], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%inputs : tensor<1x1024xi32>) outs(%tok_emb_empty : tensor<1x1024x768xf32>) {
     ^bb0(%id: i32, %out: f32):
+      %ic = arith.index_cast %id : i32 to index
       %i = linalg.index 2 : index
-      %ic = arith.index_cast %i : index to i32
-      %cmp = arith.cmpi eq, %id, %ic : i32
-      %c = arith.constant 1.0 : f32
-      %c_1 = arith.constant 0.0 : f32
-      %sel = arith.select %cmp, %c, %c_1 : f32
-      linalg.yield %sel : f32
-    } -> tensor<1x1024x50257xf32>
-    %tok_emb_onehot_2d = tensor.collapse_shape %tok_emb_onehot [[0, 1], [2]] : tensor<1x1024x50257xf32> into tensor<1024x50257xf32>
-    %zero = arith.constant 0.0 : f32
-    %tok_emb_empty = tensor.empty() : tensor<1024x768xf32>
-    %tok_emb_init = linalg.fill ins(%zero : f32) outs(%tok_emb_empty : tensor<1024x768xf32>) -> tensor<1024x768xf32>
-    %tok_emb = linalg.matmul ins(%tok_emb_onehot_2d, %wte : tensor<1024x50257xf32>, tensor<50257x768xf32>) outs(%tok_emb_init : tensor<1024x768xf32>) -> tensor<1024x768xf32>
-    %tok_emb_bt = tensor.expand_shape %tok_emb [[0, 1], [2]] output_shape [1, 1024, 768] : tensor<1024x768xf32> into tensor<1x1024x768xf32>
+      %c = arith.constant 50257 : index
+      %ok = arith.cmpi ult, %ic, %c : index
+      cf.assert %ok, "index out of range for %wte"
+      %c_1 = arith.constant 768 : index
+      %ok_1 = arith.cmpi ult, %i, %c_1 : index
+      cf.assert %ok_1, "index out of range for %wte"
+      %g = tensor.extract %wte[%ic, %i] : tensor<50257x768xf32>
+      linalg.yield %g : f32
+    } -> tensor<1x1024x768xf32>
+    %tok_emb_2d = tensor.collapse_shape %tok_emb [[0, 1], [2]] : tensor<1x1024x768xf32> into tensor<1024x768xf32>
+    %tok_emb_bt = tensor.expand_shape %tok_emb_2d [[0, 1], [2]] output_shape [1, 1024, 768] : tensor<1024x768xf32> into tensor<1x1024x768xf32>
     %emb_empty = tensor.empty() : tensor<1x1024x768xf32>
     %emb = linalg.generic {indexing_maps = [#map3_012, #map3_12, #map3_012], iterator_types = ["parallel", "parallel", "parallel"]}
         ins(%tok_emb_bt, %wpe : tensor<1x1024x768xf32>, tensor<1024x768xf32>) outs(%emb_empty : tensor<1x1024x768xf32>) {
@@ -203,6 +202,7 @@ module {
     %h = tensor.collapse_shape %emb [[0, 1], [2]] : tensor<1x1024x768xf32> into tensor<1024x768xf32>
 
     // Block 0: causal self-attention on layer_norm(h).
+    %zero = arith.constant 0.0 : f32
     %h0_ln1_sum_empty = tensor.empty() : tensor<1024xf32>
     %h0_ln1_sum_init = linalg.fill ins(%zero : f32) outs(%h0_ln1_sum_empty : tensor<1024xf32>) -> tensor<1024xf32>
     %h0_ln1_sum = linalg.generic {indexing_maps = [#map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
@@ -2895,67 +2895,71 @@ module {
     %logits_empty = tensor.empty() : tensor<1024x50257xf32>
     %logits_init = linalg.fill ins(%zero : f32) outs(%logits_empty : tensor<1024x50257xf32>) -> tensor<1024x50257xf32>
     %logits = linalg.matmul ins(%ln_f, %wte_t : tensor<1024x768xf32>, tensor<768x50257xf32>) outs(%logits_init : tensor<1024x50257xf32>) -> tensor<1024x50257xf32>
-    %labels_3d_empty = tensor.empty() : tensor<1x1024x50257xf32>
-    %labels_3d = linalg.generic {indexing_maps = [#map3_01, #map3_012], iterator_types = ["parallel", "parallel", "parallel"]}
-        ins(%targets : tensor<1x1024xi32>) outs(%labels_3d_empty : tensor<1x1024x50257xf32>) {
-    ^bb0(%id: i32, %out: f32):
-      %i = linalg.index 2 : index
-      %ic = arith.index_cast %i : index to i32
-      %cmp = arith.cmpi eq, %id, %ic : i32
-      %c = arith.constant 1.0 : f32
-      %c_1 = arith.constant 0.0 : f32
-      %sel = arith.select %cmp, %c, %c_1 : f32
-      linalg.yield %sel : f32
-    } -> tensor<1x1024x50257xf32>
-    %labels = tensor.collapse_shape %labels_3d [[0, 1], [2]] : tensor<1x1024x50257xf32> into tensor<1024x50257xf32>
-    %loss_max_empty = tensor.empty() : tensor<1024xf32>
-    %loss_max_init = linalg.fill ins(%lowest : f32) outs(%loss_max_empty : tensor<1024xf32>) -> tensor<1024xf32>
-    %loss_max = linalg.generic {indexing_maps = [#map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
-        ins(%logits : tensor<1024x50257xf32>) outs(%loss_max_init : tensor<1024xf32>) {
+    %loss_logp_max_empty = tensor.empty() : tensor<1024xf32>
+    %loss_logp_max_init = linalg.fill ins(%lowest : f32) outs(%loss_logp_max_empty : tensor<1024xf32>) -> tensor<1024xf32>
+    %loss_logp_max = linalg.generic {indexing_maps = [#map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
+        ins(%logits : tensor<1024x50257xf32>) outs(%loss_logp_max_init : tensor<1024xf32>) {
     ^bb0(%x0: f32, %acc: f32):
       %max = arith.maximumf %x0, %acc : f32
       linalg.yield %max : f32
     } -> tensor<1024xf32>
-    %loss_shifted_empty = tensor.empty() : tensor<1024x50257xf32>
-    %loss_shifted = linalg.generic {indexing_maps = [#map2_01, #map2_0, #map2_01], iterator_types = ["parallel", "parallel"]}
-        ins(%logits, %loss_max : tensor<1024x50257xf32>, tensor<1024xf32>) outs(%loss_shifted_empty : tensor<1024x50257xf32>) {
+    %loss_logp_shifted_empty = tensor.empty() : tensor<1024x50257xf32>
+    %loss_logp_shifted = linalg.generic {indexing_maps = [#map2_01, #map2_0, #map2_01], iterator_types = ["parallel", "parallel"]}
+        ins(%logits, %loss_logp_max : tensor<1024x50257xf32>, tensor<1024xf32>) outs(%loss_logp_shifted_empty : tensor<1024x50257xf32>) {
     ^bb0(%x0: f32, %x1: f32, %out: f32):
       %sub = arith.subf %x0, %x1 : f32
       linalg.yield %sub : f32
     } -> tensor<1024x50257xf32>
-    %loss_sumexp_empty = tensor.empty() : tensor<1024xf32>
-    %loss_sumexp_init = linalg.fill ins(%zero : f32) outs(%loss_sumexp_empty : tensor<1024xf32>) -> tensor<1024xf32>
-    %loss_sumexp = linalg.generic {indexing_maps = [#map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
-        ins(%loss_shifted : tensor<1024x50257xf32>) outs(%loss_sumexp_init : tensor<1024xf32>) {
+    %loss_logp_sumexp_empty = tensor.empty() : tensor<1024xf32>
+    %loss_logp_sumexp_init = linalg.fill ins(%zero : f32) outs(%loss_logp_sumexp_empty : tensor<1024xf32>) -> tensor<1024xf32>
+    %loss_logp_sumexp = linalg.generic {indexing_maps = [#map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
+        ins(%loss_logp_shifted : tensor<1024x50257xf32>) outs(%loss_logp_sumexp_init : tensor<1024xf32>) {
     ^bb0(%x0: f32, %acc: f32):
       %exp = math.exp %x0 : f32
       %add = arith.addf %acc, %exp : f32
       linalg.yield %add : f32
     } -> tensor<1024xf32>
-    %loss_picked_empty = tensor.empty() : tensor<1024xf32>
-    %loss_picked_init = linalg.fill ins(%zero : f32) outs(%loss_picked_empty : tensor<1024xf32>) -> tensor<1024xf32>
-    %loss_picked = linalg.generic {indexing_maps = [#map2_01, #map2_01, #map2_0], iterator_types = ["parallel", "reduction"]}
-        ins(%labels, %loss_shifted : tensor<1024x50257xf32>, tensor<1024x50257xf32>) outs(%loss_picked_init : tensor<1024xf32>) {
-    ^bb0(%x0: f32, %x1: f32, %acc: f32):
-      %mul = arith.mulf %x0, %x1 : f32
-      %add = arith.addf %acc, %mul : f32
-      linalg.yield %add : f32
-    } -> tensor<1024xf32>
+    %loss_logp_empty = tensor.empty() : tensor<1024x50257xf32>
+    %loss_logp = linalg.generic {indexing_maps = [#map2_01, #map2_0, #map2_01], iterator_types = ["parallel", "parallel"]}
+        ins(%loss_logp_shifted, %loss_logp_sumexp : tensor<1024x50257xf32>, tensor<1024xf32>) outs(%loss_logp_empty : tensor<1024x50257xf32>) {
+    ^bb0(%x0: f32, %x1: f32, %out: f32):
+      %log = math.log %x1 : f32
+      %sub = arith.subf %x0, %log : f32
+      linalg.yield %sub : f32
+    } -> tensor<1024x50257xf32>
+    %loss_logp_nd = tensor.expand_shape %loss_logp [[0, 1], [2]] output_shape [1, 1024, 50257] : tensor<1024x50257xf32> into tensor<1x1024x50257xf32>
+    %loss_picked_empty = tensor.empty() : tensor<1x1024xf32>
+    %loss_picked = linalg.generic {indexing_maps = [#map2_01, #map2_01], iterator_types = ["parallel", "parallel"]}
+        ins(%targets : tensor<1x1024xi32>) outs(%loss_picked_empty : tensor<1x1024xf32>) {
+    ^bb0(%label: i32, %out: f32):
+      %i = linalg.index 0 : index
+      %i_1 = linalg.index 1 : index
+      %ic = arith.index_cast %label : i32 to index
+      %c = arith.constant 1 : index
+      %ok = arith.cmpi ult, %i, %c : index
+      cf.assert %ok, "index out of range for %loss_logp_nd"
+      %c_1 = arith.constant 1024 : index
+      %ok_1 = arith.cmpi ult, %i_1, %c_1 : index
+      cf.assert %ok_1, "index out of range for %loss_logp_nd"
+      %c_2 = arith.constant 50257 : index
+      %ok_2 = arith.cmpi ult, %ic, %c_2 : index
+      cf.assert %ok_2, "index out of range for %loss_logp_nd"
+      %g = tensor.extract %loss_logp_nd[%i, %i_1, %ic] : tensor<1x1024x50257xf32>
+      linalg.yield %g : f32
+    } -> tensor<1x1024xf32>
     %loss_total_empty = tensor.empty() : tensor<f32>
     %loss_total_init = linalg.fill ins(%zero : f32) outs(%loss_total_empty : tensor<f32>) -> tensor<f32>
-    %loss_total = linalg.generic {indexing_maps = [#map1_0, #map1_0, #map1_], iterator_types = ["reduction"]}
-        ins(%loss_sumexp, %loss_picked : tensor<1024xf32>, tensor<1024xf32>) outs(%loss_total_init : tensor<f32>) {
-    ^bb0(%x0: f32, %x1: f32, %acc: f32):
-      %log = math.log %x0 : f32
-      %sub = arith.subf %log, %x1 : f32
-      %add = arith.addf %acc, %sub : f32
+    %loss_total = linalg.generic {indexing_maps = [#map2_01, #map2_], iterator_types = ["reduction", "reduction"]}
+        ins(%loss_picked : tensor<1x1024xf32>) outs(%loss_total_init : tensor<f32>) {
+    ^bb0(%x0: f32, %acc: f32):
+      %add = arith.addf %acc, %x0 : f32
       linalg.yield %add : f32
     } -> tensor<f32>
     %loss_empty = tensor.empty() : tensor<f32>
     %loss = linalg.generic {indexing_maps = [#map0_, #map0_], iterator_types = []}
         ins(%loss_total : tensor<f32>) outs(%loss_empty : tensor<f32>) {
     ^bb0(%x0: f32, %out: f32):
-      %c = arith.constant 0.0009765625 : f32
+      %c = arith.constant -0.0009765625 : f32
       %mul = arith.mulf %x0, %c : f32
       linalg.yield %mul : f32
     } -> tensor<f32>

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Transforms/Autodiff.h"
+#include "SoftmaxMatch.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -114,6 +116,8 @@ private:
   LogicalResult differentiateGather(linalg::LinalgOp linalgOp,
                                     tensor::ExtractOp gather,
                                     ArrayRef<Value> resultAdjoints);
+  void differentiateSoftmax(linalg::GenericOp generic,
+                            const SoftmaxMatch &softmax);
 
   /// The diagnostic for an op the pass cannot differentiate.
   InFlightDiagnostic emitNotDifferentiable(Operation *forwardOp,
@@ -802,6 +806,15 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
                                  "its body reads a value from above that "
                                  "depends on a differentiated argument");
 
+  // A softmax or log-softmax gets its gradient from its output alone, as
+  // PyTorch's does, whatever generics compute it.
+  if (auto generic = dyn_cast<linalg::GenericOp>(linalgOp.getOperation()))
+    if (std::optional<SoftmaxMatch> softmax = matchSoftmax(generic)) {
+      if (isActive(softmax->input))
+        differentiateSoftmax(generic, *softmax);
+      return success();
+    }
+
   SmallVector<Value> resultAdjoints;
   for (Value result : linalgOp->getResults())
     resultAdjoints.push_back(adjoints.lookup(result));
@@ -872,6 +885,75 @@ ReverseModeBuilder::differentiateLinalg(linalg::LinalgOp linalgOp) {
       return failure();
   }
   return success();
+}
+
+/// With y = softmax(x) over the groups of the group map and dy its adjoint:
+///   softmax:     dx = y * (dy - sum_group(dy * y))
+///   log-softmax: dx = dy - exp(y) * sum_group(dy)
+/// A group reduction then one elementwise op, reading only y: the forward's
+/// shifted inputs and exponentials are not kept for the backward.
+void ReverseModeBuilder::differentiateSoftmax(linalg::GenericOp generic,
+                                              const SoftmaxMatch &softmax) {
+  Value y = generic->getResult(0);
+  Value dy = adjoints.lookup(y);
+  auto type = cast<RankedTensorType>(y.getType());
+  bool log = softmax.kind == SoftmaxMatch::Kind::LogSoftmax;
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  AffineMap group = softmax.groupMap;
+
+  SmallVector<int64_t> groupShape;
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::reduction);
+  for (AffineExpr expr : group.getResults()) {
+    unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+    groupShape.push_back(type.getDimSize(dim));
+    iterators[dim] = utils::IteratorType::parallel;
+  }
+  auto groupType = RankedTensorType::get(groupShape, type.getElementType());
+  SmallVector<Value> reduced = {dy};
+  SmallVector<AffineMap> reducedMaps = {identity};
+  if (!log) {
+    reduced.push_back(y);
+    reducedMaps.push_back(identity);
+  }
+  reducedMaps.push_back(group);
+  Value groupSum =
+      create<linalg::GenericOp>(
+          TypeRange{groupType}, reduced, ValueRange{zerosLike(groupType)},
+          reducedMaps, iterators,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value term = log ? args[0]
+                             : arith::MulFOp::create(b, loc, args[0], args[1])
+                                   .getResult();
+            Value sum = arith::AddFOp::create(b, loc, args.back(), term);
+            linalg::YieldOp::create(b, loc, sum);
+          })
+          .getResult(0);
+
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  Value dx =
+      create<linalg::GenericOp>(
+          TypeRange{type}, ValueRange{dy, y, groupSum},
+          ValueRange{create<tensor::EmptyOp>(type.getShape(),
+                                             type.getElementType())},
+          ArrayRef<AffineMap>{identity, identity, group, identity}, parallel,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value result;
+            if (log) {
+              Value probability = math::ExpOp::create(b, loc, args[1]);
+              result = arith::SubFOp::create(
+                  b, loc, args[0],
+                  arith::MulFOp::create(b, loc, probability, args[2]));
+            } else {
+              result = arith::MulFOp::create(
+                  b, loc, args[1],
+                  arith::SubFOp::create(b, loc, args[0], args[2]));
+            }
+            linalg::YieldOp::create(b, loc, result);
+          })
+          .getResult(0);
+  addAdjoint(softmax.input, dx);
 }
 
 /// Clones the ops of a forward body into a gradient body whose arguments
@@ -1001,12 +1083,33 @@ LogicalResult ReverseModeBuilder::differentiateOperand(
   return success();
 }
 
+/// Whether the body value `value` of `linalgOp` varies with loop `dim`.
+static bool dependsOnLoop(linalg::LinalgOp linalgOp, Value value,
+                          unsigned dim) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner() != linalgOp.getBlock())
+      return false;
+    return linalgOp.getMatchingIndexingMap(
+                       &linalgOp->getOpOperand(arg.getArgNumber()))
+        .isFunctionOfDim(dim);
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def || !linalgOp->isProperAncestor(def))
+    return false;
+  if (auto index = dyn_cast<linalg::IndexOp>(def))
+    return index.getDim() == dim;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOnLoop(linalgOp, operand, dim);
+  });
+}
+
 /// The gradient of the tensor a parallel op gathers from: per iteration
 /// point, the adjoint of the extracted element and where it was read
 /// (recomputing the body as differentiateOperand does), then an scf.for
 /// nest that adds each adjoint into a zero tensor of the table's shape at
 /// its indices. The work is one pass over the points; no one-hot matrix of
-/// the table's size is built.
+/// the table's size is built. When the innermost loop reads a whole row
+/// (an embedding: table[id, d] over d), the nest adds a row at a time.
 LogicalResult
 ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
                                         tensor::ExtractOp gather,
@@ -1045,12 +1148,25 @@ ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
     maps.push_back(
         linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(j)));
   }
+  // Row by row when the table's last index is the innermost loop, over the
+  // whole dim, and no other index varies with that loop.
+  unsigned innermost = ranges.size() - 1;
+  auto lastIndex =
+      gather.getIndices().back().getDefiningOp<linalg::IndexOp>();
+  bool byRows =
+      rank >= 2 && lastIndex && lastIndex.getDim() == innermost &&
+      ranges[innermost] == tableType.getDimSize(rank - 1) &&
+      llvm::none_of(gather.getIndices().drop_back(), [&](Value index) {
+        return dependsOnLoop(linalgOp, index, innermost);
+      });
+  unsigned numIndices = byRows ? rank - 1 : rank;
+
   // Results: the adjoint of each read element, and its indices (i64), over
   // the op's iteration domain.
   AffineMap identity = AffineMap::getMultiDimIdentityMap(ranges.size(), ctx);
   SmallVector<Value> inits = {create<tensor::EmptyOp>(ranges, element)};
   SmallVector<Type> resultTypes = {RankedTensorType::get(ranges, element)};
-  for (unsigned k = 0; k < rank; ++k) {
+  for (unsigned k = 0; k < numIndices; ++k) {
     inits.push_back(create<tensor::EmptyOp>(ranges, i64));
     resultTypes.push_back(RankedTensorType::get(ranges, i64));
   }
@@ -1078,7 +1194,7 @@ ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
           contribution = arith::ConstantOp::create(
               b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
         SmallVector<Value> yielded = {contribution};
-        for (Value index : gather.getIndices())
+        for (Value index : gather.getIndices().take_front(numIndices))
           yielded.push_back(arith::IndexCastOp::create(
               b, loc, b.getI64Type(), mapping.lookupOrDefault(index)));
         linalg::YieldOp::create(b, loc, yielded);
@@ -1093,22 +1209,64 @@ ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
   Value table = zerosLike(tableType);
   Value zero = create<arith::ConstantIndexOp>(0);
   Value one = create<arith::ConstantIndexOp>(1);
+  // Adds the adjoints at `point` (a row of them, the innermost loop at 0,
+  // when by rows) into the table at their indices, through slices: IREE
+  // 3.13 miscompiles a scalar tensor.insert at dynamic indices.
+  int64_t width = byRows ? ranges[innermost] : 1;
   auto addAt = [&](OpBuilder &b, ValueRange point, Value into) -> Value {
-    Value adjoint =
-        tensor::ExtractOp::create(b, loc, pointwise.getResult(0), point);
+    auto rowType = RankedTensorType::get({width}, element);
+    // The slice of `tensor` at `prefix`: 1 wide, or the row when by rows.
+    struct Slice {
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+    };
+    auto sliceAt = [&](Value tensor, ValueRange prefix) {
+      unsigned tensorRank = cast<RankedTensorType>(tensor.getType()).getRank();
+      Slice slice{SmallVector<OpFoldResult>(prefix.begin(), prefix.end()),
+                  SmallVector<OpFoldResult>(tensorRank, b.getIndexAttr(1)),
+                  SmallVector<OpFoldResult>(tensorRank, b.getIndexAttr(1))};
+      if (byRows) {
+        slice.offsets.push_back(b.getIndexAttr(0));
+        slice.sizes.back() = b.getIndexAttr(width);
+      }
+      return slice;
+    };
+    SmallVector<Value> at(point.begin(), point.end());
+    if (byRows)
+      at.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     SmallVector<Value> where;
-    for (unsigned k = 0; k < rank; ++k)
+    for (unsigned k = 0; k < numIndices; ++k)
       where.push_back(arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
-          tensor::ExtractOp::create(b, loc, pointwise.getResult(k + 1),
-                                    point)));
-    Value old = tensor::ExtractOp::create(b, loc, into, where);
-    Value sum = arith::AddFOp::create(b, loc, old, adjoint);
-    return tensor::InsertOp::create(b, loc, sum, into, where);
+          tensor::ExtractOp::create(b, loc, pointwise.getResult(k + 1), at)));
+    Slice adjointSlice = sliceAt(pointwise.getResult(0), point);
+    Value adjointRow = tensor::ExtractSliceOp::create(
+        b, loc, rowType, pointwise.getResult(0), adjointSlice.offsets,
+        adjointSlice.sizes, adjointSlice.strides);
+    Slice tableSlice = sliceAt(into, where);
+    Value oldRow = tensor::ExtractSliceOp::create(
+        b, loc, rowType, into, tableSlice.offsets, tableSlice.sizes,
+        tableSlice.strides);
+    // Accumulates into the table's slice itself: bufferized, the add writes
+    // the table in place and the insert folds away.
+    AffineMap rowMap = b.getMultiDimIdentityMap(1);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rowType}, ValueRange{adjointRow},
+            ValueRange{oldRow}, ArrayRef<AffineMap>{rowMap, rowMap},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+            [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+              Value added =
+                  arith::AddFOp::create(nested, nestedLoc, args[1], args[0]);
+              linalg::YieldOp::create(nested, nestedLoc, added);
+            })
+            .getResult(0);
+    return tensor::InsertSliceOp::create(b, loc, sum, into, tableSlice.offsets,
+                                         tableSlice.sizes, tableSlice.strides);
   };
+  size_t loopDepth = byRows ? innermost : ranges.size();
   std::function<Value(OpBuilder &, SmallVector<Value> &, Value)> loopNest =
       [&](OpBuilder &b, SmallVector<Value> &point, Value into) -> Value {
-    if (point.size() == ranges.size())
+    if (point.size() == loopDepth)
       return addAt(b, point, into);
     Value upper = arith::ConstantIndexOp::create(b, loc, ranges[point.size()]);
     auto loop = scf::ForOp::create(

@@ -510,8 +510,7 @@ LogicalResult FP8Rewriter::run() {
     if (!forward.insert(value).second)
       continue;
     if (Operation *def = value.getDefiningOp())
-      for (Value operand : def->getOperands())
-        worklist.push_back(operand);
+      llvm::append_range(worklist, getReadValues(def));
   }
 
   auto classOf = [](Operation *op) -> std::optional<PrecisionClass> {
@@ -593,7 +592,7 @@ LogicalResult FP8Rewriter::run() {
           !func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
         fromBatch.insert(arg);
     for (Operation &op : body.without_terminator()) {
-      if (!llvm::any_of(op.getOperands(),
+      if (!llvm::any_of(getReadValues(&op),
                         [&](Value v) { return fromBatch.contains(v); }))
         continue;
       if (classOf(&op) == PrecisionClass::Contraction) {
@@ -615,8 +614,7 @@ LogicalResult FP8Rewriter::run() {
         endLayers.insert(def);
         continue;
       }
-      for (Value operand : def->getOperands())
-        worklist.push_back(operand);
+      llvm::append_range(worklist, getReadValues(def));
     }
     DenseSet<Value> endInputs;
     for (Operation *op : endLayers)

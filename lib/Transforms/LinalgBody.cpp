@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 
@@ -40,4 +41,10 @@ Value mlir::recast::convertFloatScalar(OpBuilder &b, Location loc, Value value,
   if (toWidth == fromWidth)
     value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
   return arith::TruncFOp::create(b, loc, to, value);
+}
+
+SetVector<Value> mlir::recast::getReadValues(Operation *op) {
+  SetVector<Value> read(op->getOperands().begin(), op->getOperands().end());
+  getUsedValuesDefinedAbove(op->getRegions(), read);
+  return read;
 }

@@ -11,6 +11,7 @@
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Remat/GraphIO.h"
 #include "recast/Remat/Solver.h"
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 #include "recast/Transforms/ReportFile.h"
 
@@ -90,9 +91,7 @@ static void applySchedule(const RematGraph &graph,
   SmallVector<std::pair<Operation *, Operation *>> freshEmpties;
   for (remat::NodeIndex node : schedule) {
     Operation *original = graph.getOp(node);
-    SetVector<Value> read(original->getOperands().begin(),
-                          original->getOperands().end());
-    getUsedValuesDefinedAbove(original->getRegions(), read);
+    SetVector<Value> read = getReadValues(original);
     Operation *evaluation;
     if (evaluations[node]++ == 0) {
       // Views derived again go before the op, so look its inputs up first.

@@ -12,8 +12,10 @@ generated forward uses only
 
 so that `--recast-autodiff` needs a rule for nothing else. Aggregates such as
 softmax, layer norm or cross-entropy are composed from those ops here rather
-than emitted as named ops (no linalg.softmax, no scf, no tensor.extract inside
-a body).
+than emitted as named ops (no linalg.softmax, no scf). A body reads a tensor
+from above only to gather (`Body.extract`: embeddings and the negative
+log-likelihood of integer labels), as torch-mlir writes them, behind a bounds
+check (cf.assert).
 
 Usage:
 
@@ -211,6 +213,18 @@ class Body:
 
     def index_cast(self, a, to):
         return self._op("ic", "arith.index_cast %s : %s to %s" % (a.name, a.type, to), to)
+
+    def extract(self, table, indices):
+        """tensor.extract of an outer tensor at index scalars (a gather), each
+        index checked against its dim first: ids out of range stop the step
+        with a message instead of reading outside the table."""
+        for index, size in zip(indices, table.shape):
+            in_range = self._op("ok", "arith.cmpi ult, %s, %s : index"
+                                % (index.name, self.const(size, "index").name), "i1")
+            self.lines.append('cf.assert %s, "index out of range for %s"'
+                              % (in_range.name, table.name))
+        return self._op("g", "tensor.extract %s[%s] : %s"
+                        % (table.name, ", ".join(i.name for i in indices), table.type), table.elem)
 
     # math
     def exp(self, a):
@@ -737,15 +751,20 @@ class Function:
                             ["parallel"] * (rank + 1), name=name, arg_hints=["id"])
 
     def embedding(self, ids, table, name="emb"):
-        """Rows table[ids] as one_hot(ids) @ table, for integer ids of any shape
-        and table [V, D]; the result is [numel(ids), D] in row-major order of
-        ids. As a matmul, its gradient is a matmul too (a scatter-add into the
-        table). The one-hot is built with the ids' shape and collapsed after,
-        which stays a view even when ids is a strided slice."""
-        hot = self.one_hot(ids, table.shape[0], name=name + "_onehot")
-        if ids.rank != 1:
-            hot = self.collapse_shape(hot, [list(range(ids.rank)), [ids.rank]], name=name + "_onehot_2d")
-        return self.matmul(hot, table, name=name)
+        """Rows table[ids] for integer ids of any shape and table [V, D], as a
+        gather: the result is [numel(ids), D] in row-major order of ids. Its
+        gradient is a scatter-add into the table. The gather runs over the
+        ids' shape and is collapsed after, which stays a view even when ids is
+        a strided slice."""
+        rank = ids.rank
+
+        def body(s, ident, out):
+            return s.extract(table, [s.index_cast(ident, "index"), s.index(rank)])
+        rows = self.generic([(ids, tuple(range(rank)))], ids.shape + (table.shape[1],), body,
+                            ["parallel"] * (rank + 1), name=name, arg_hints=["id"])
+        if rank != 1:
+            rows = self.collapse_shape(rows, [list(range(rank)), [rank]], name=name + "_2d")
+        return rows
 
     def causal_mask(self, scores, scale=1.0, mask_value=-1e4, name="masked"):
         """scores [.., Tq, Tk] -> scale * scores where key <= query, else
@@ -759,18 +778,35 @@ class Function:
             return s.select(allowed, s.mulf(v, scale) if scale != 1.0 else v, mask_value)
         return self.ew(body, scores, name=name)
 
-    def cross_entropy(self, logits, onehot, name="xent"):
-        """Mean over rows of -sum_c onehot * log_softmax(logits), for 2-d
-        logits [N, C]; with s = logits - rowmax, each row's loss is
-        log(sum exp(s)) - sum_c onehot * s."""
+    def cross_entropy(self, logits, labels, name="xent"):
+        """Mean over rows of -log_softmax(logits)[row, label], for 2-d logits
+        [N, C]. Integer labels of any shape with N elements (in row-major
+        order) are gathered, as F.cross_entropy's negative log-likelihood
+        does; f32 labels [N, C] are one-hot (or soft) targets, weighted:
+        with s = logits - rowmax, each row's loss is log(sum exp(s)) -
+        sum_c label * s."""
         rows = logits.shape[0]
+        if labels.elem != F32:
+            logp = self.log_softmax(logits, name=name + "_logp")
+            if labels.rank != 1:
+                logp = self.expand_shape(logp, [list(range(labels.rank)), [labels.rank]],
+                                         labels.shape + (logits.shape[1],), name=name + "_logp_nd")
+            rank = labels.rank
+
+            def picked(s, label, out):
+                at = [s.index(d) for d in range(rank)] + [s.index_cast(label, "index")]
+                return s.extract(logp, at)
+            nll = self.generic([(labels, tuple(range(rank)))], labels.shape, picked,
+                               ["parallel"] * rank, name=name + "_picked", arg_hints=["label"])
+            total = self.reduce_sum(nll, tuple(range(rank)), name=name + "_total")
+            return self.scale(total, -1.0 / rows, name=name)
         m = self.reduce_max(logits, (1,), name=name + "_max")
         shifted = self.ew(lambda s, v, mx: s.subf(v, mx), logits, At(m, (0,)), name=name + "_shifted")
         sumexp = self.reduce(lambda s, acc, v: s.addf(acc, s.exp(v)), shifted, dims=(1,),
                              init_value=0.0, name=name + "_sumexp")
-        picked = self.reduce(lambda s, acc, t, v: s.addf(acc, s.mulf(t, v)), onehot, shifted,
-                             dims=(1,), init_value=0.0, name=name + "_picked")
-        total = self.reduce(lambda s, acc, z, t: s.addf(acc, s.subf(s.log(z), t)), sumexp, picked,
+        weighted = self.reduce(lambda s, acc, t, v: s.addf(acc, s.mulf(t, v)), labels, shifted,
+                               dims=(1,), init_value=0.0, name=name + "_picked")
+        total = self.reduce(lambda s, acc, z, t: s.addf(acc, s.subf(s.log(z), t)), sumexp, weighted,
                             dims=(0,), init_value=0.0, name=name + "_total")
         return self.scale(total, 1.0 / rows, name=name)
 

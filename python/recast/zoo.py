@@ -109,7 +109,7 @@ def build_gpt(batch, seq, vocab, layers, d_model, heads, eps=1e-5):
     inputs = f.extract_slice(tokens, (0, 0), (batch, seq), name="inputs")
     targets = f.extract_slice(tokens, (0, 1), (batch, seq), name="targets")
 
-    f.comment("Token embedding (one-hot @ wte) plus position embedding.")
+    f.comment("Token embedding (a gather of wte's rows) plus position embedding.")
     tok = f.embedding(inputs, wte, name="tok_emb")
     tok3 = f.expand_shape(tok, [[0, 1], [2]], (batch, seq, d_model), name="tok_emb_bt")
     h3 = f.ew(lambda s, t, p: s.addf(t, p), tok3, At(wpe, (1, 2)), name="emb")
@@ -169,9 +169,7 @@ def build_gpt(batch, seq, vocab, layers, d_model, heads, eps=1e-5):
     f.comment("Final layer norm, LM head tied to wte, next-token cross-entropy.")
     hf = f.layer_norm(h, ln_f_g, ln_f_b, eps, name="ln_f")
     logits = f.matmul(hf, f.transpose(wte, (1, 0), name="wte_t"), name="logits")
-    labels = f.collapse_shape(f.one_hot(targets, vocab, name="labels_3d"), [[0, 1], [2]],
-                              name="labels")
-    m.set_loss(f.cross_entropy(logits, labels, name="loss"))
+    m.set_loss(f.cross_entropy(logits, targets, name="loss"))
     return m
 
 

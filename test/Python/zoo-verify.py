@@ -6,8 +6,10 @@ and goes through the memory report.
   - @loss uses only the ops --recast-autodiff is meant to take (the list in
     python/recast/builder.py): at function level func, arith.constant,
     tensor.empty, linalg.fill, linalg.generic, the named linalg ops and tensor
-    reshapes / slices / pad; inside bodies arith and math scalar ops and
-    linalg.index. No scf, no tensor.extract, no linalg.softmax;
+    reshapes / slices / pad; inside bodies arith and math scalar ops,
+    linalg.index, and the gathers of embeddings and of integer labels
+    (tensor.extract behind a cf.assert bounds check). No scf, no
+    linalg.softmax;
   - @train_step is recast.value_and_grad of @loss for every parameter plus
     SGD, and returns the loss and one new value per parameter;
   - `recast-opt --recast-memory-report=report=-` prints a report for @loss and
@@ -35,7 +37,7 @@ BODY_OPS = {
     "arith.constant", "arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.negf",
     "arith.maximumf", "arith.cmpf", "arith.cmpi", "arith.select", "arith.index_cast",
     "math.exp", "math.log", "math.tanh", "math.erf", "math.sqrt", "math.rsqrt",
-    "linalg.index",
+    "linalg.index", "tensor.extract", "cf.assert",
 }
 TERMINATORS = {"linalg.yield", "tensor.yield", "return"}
 

@@ -23,6 +23,11 @@ void rebuildNamedLinalgBody(linalg::LinalgOp op);
 /// reverse, extf(truncf(x)), is a rounding and is never removed.
 Value convertFloatScalar(OpBuilder &b, Location loc, Value value, Type to);
 
+/// Every value `op` reads, each once: its operands, then the values its
+/// regions use from above (the table a gather extracts from). Dataflow walks
+/// over training steps follow these, not the operands alone.
+SetVector<Value> getReadValues(Operation *op);
+
 } // namespace mlir::recast
 
 #endif // RECAST_TRANSFORMS_LINALGBODY_H

@@ -1,4 +1,19 @@
 // RUN: recast-opt %s -recast-autodiff | FileCheck %s
+// RUN: recast-opt %S/../../Execution/Autodiff/gathers.mlir -recast-autodiff | FileCheck %s --check-prefix=ROWS
+
+/// An embedding reads whole rows (the innermost loop is the table's last
+/// index): its gradient adds a row at a time, one slice per gathered id.
+// ROWS-LABEL: func.func @grad_embedding_rows
+// ROWS: scf.for
+// ROWS: scf.for
+// ROWS: tensor.extract_slice {{.*}} to tensor<4xf64>
+// ROWS: arith.addf
+// ROWS: tensor.insert_slice {{.*}} [1, 4] [1, 1] : tensor<4xf64> into tensor<5x4xf64>
+/// Down columns, the gathered index is not the innermost loop: element by
+/// element.
+// ROWS-LABEL: func.func @grad_column_gather
+// ROWS: tensor.insert_slice {{.*}} [1, 1] [1, 1] : tensor<1xf64> into tensor<4x5xf64>
+// ROWS-LABEL: func.func @grad_nll
 
 /// torch-mlir's nll_loss gather (labels read as integers, the element read
 /// with tensor.extract at [row, label] after two bounds checks): the table's
@@ -14,10 +29,11 @@
 // CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<8x10xf32>
 // CHECK: %[[GRAD:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<8x10xf32>)
 // CHECK: scf.for %[[J:.*]] = {{.*}} iter_args(%[[ACC2:.*]] = %[[ACC]])
-// CHECK: %[[A:.*]] = tensor.extract %[[POINTS]]#0[%[[I]], %[[J]]]
-// CHECK: %[[OLD:.*]] = tensor.extract %[[ACC2]][
-// CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[A]]
-// CHECK: tensor.insert %[[SUM]] into %[[ACC2]][
+// CHECK: %[[A:.*]] = tensor.extract_slice %[[POINTS]]#0[%[[I]], %[[J]]] [1, 1] [1, 1] : tensor<8x1xf32> to tensor<1xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[ACC2]][{{.*}}] [1, 1] [1, 1] : tensor<8x10xf32> to tensor<1xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<1xf32>) outs(%[[OLD]] : tensor<1xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ACC2]][
 // CHECK: return %{{.*}}, %[[GRAD]]
 func.func @nll(%logp: tensor<8x10xf32>, %labels: tensor<8x1xi64>) -> tensor<f32> {
   %c10 = arith.constant 10 : index
