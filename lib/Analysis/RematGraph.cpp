@@ -8,6 +8,7 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -39,11 +40,13 @@ double mlir::recast::estimateFlops(Operation *op) {
     double domain = 1;
     for (int64_t range : linalgOp.getStaticLoopRanges())
       domain *= ShapedType::isDynamic(range) ? 1 : double(range);
+    // Conversions (mixed precision's widenings around a multiply), indices
+    // and constants are not arithmetic: the same math costs the same FLOPs
+    // in bf16 as in FP32.
     double bodyOps = 0;
-    for (Operation &inner : linalgOp.getBlock()->without_terminator()) {
-      (void)inner;
-      ++bodyOps;
-    }
+    for (Operation &inner : linalgOp.getBlock()->without_terminator())
+      if (!isa<CastOpInterface, arith::ConstantOp, linalg::IndexOp>(inner))
+        ++bodyOps;
     return domain * std::max(bodyOps, 1.0);
   }
   if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,

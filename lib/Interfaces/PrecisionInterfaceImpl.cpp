@@ -106,8 +106,10 @@ bool isContraction(linalg::LinalgOp op) {
 bool isSelectingReduction(linalg::LinalgOp op) {
   auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
   for (OpOperand &init : op.getDpsInitsMutable()) {
+    // The init's position among the inits, which also holds for an op on
+    // buffers (no results).
     Value yielded =
-        yield.getOperand(op.getTiedOpResult(&init).getResultNumber());
+        yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
     Operation *combiner = stripScalarCasts(yielded).getDefiningOp();
     if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
                          arith::MinNumFOp>(combiner))

@@ -148,7 +148,7 @@ public:
   Expected<Schedule> scheduleFor(uint64_t budget) const;
   Schedule smallestPeakSchedule() const;
   uint64_t smallestPredictedPeak() const {
-    return pinned + open(0, numSegments - 1).front().need;
+    return pinned + (numSegments ? open(0, numSegments - 1).front().need : 0);
   }
   size_t size() const { return numSegments; }
 
@@ -301,6 +301,13 @@ void ChainProgram::emit(bool isOpen, size_t s, size_t t, size_t index,
 }
 
 Expected<Schedule> ChainProgram::scheduleFor(uint64_t budget) const {
+  // Nothing but the prologue (keep-live nodes): its schedule is itself.
+  if (numSegments == 0) {
+    if (pinned > budget)
+      return overBudgetError("chain-dp", budget, pinned,
+                             "the nodes kept live alone");
+    return smallestPeakSchedule();
+  }
   const Front &front = open(0, numSegments - 1);
   size_t best = front.size();
   for (size_t i = 0; i < front.size(); ++i)
@@ -319,6 +326,8 @@ Expected<Schedule> ChainProgram::scheduleFor(uint64_t budget) const {
 
 Schedule ChainProgram::smallestPeakSchedule() const {
   Schedule schedule(chain.prologue.begin(), chain.prologue.end());
+  if (numSegments == 0)
+    return schedule;
   emit(/*isOpen=*/true, 0, numSegments - 1, 0, schedule);
   return schedule;
 }

@@ -102,6 +102,7 @@ private:
   LogicalResult checkCallee();
   LogicalResult cloneForward();
   LogicalResult replaceForwardTwins(SmallVectorImpl<Operation *> &replaced);
+  void retransposeArguments(Operation *lastForwardOp);
   /// Called with each forward op and each op made for its gradients, once
   /// the backward is final.
   llvm::function_ref<void(Operation *, Operation *)> onGradientOp;
@@ -1285,6 +1286,44 @@ ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
   return success();
 }
 
+/// A transpose of an argument that the backward reads (a tied LM head's
+/// wte^T) is transposed again there, before its first backward use, instead
+/// of being kept from the forward: the argument is held for the whole step
+/// anyway, and its transposed copy would be held too.
+void ReverseModeBuilder::retransposeArguments(Operation *lastForwardOp) {
+  Block *block = op->getBlock();
+  for (Operation *forwardOp : forwardOps) {
+    auto transpose = dyn_cast<linalg::TransposeOp>(forwardOp);
+    if (!transpose || !transpose.hasPureTensorSemantics() ||
+        !isa<BlockArgument>(transpose.getInput()))
+      continue;
+    SmallVector<OpOperand *> backwardUses;
+    Operation *firstUser = nullptr;
+    for (OpOperand &use : transpose->getResult(0).getUses()) {
+      Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+      if (!user || !lastForwardOp->isBeforeInBlock(user))
+        continue;
+      backwardUses.push_back(&use);
+      if (!firstUser || user->isBeforeInBlock(firstUser))
+        firstUser = user;
+    }
+    if (backwardUses.empty())
+      continue;
+    OpBuilder before(firstUser);
+    auto type = cast<RankedTensorType>(transpose->getResult(0).getType());
+    Value init = tensor::EmptyOp::create(before, transpose.getLoc(),
+                                         type.getShape(),
+                                         type.getElementType());
+    auto again =
+        linalg::TransposeOp::create(before, transpose.getLoc(),
+                                    transpose.getInput(), init,
+                                    transpose.getPermutation());
+    ++numGradientOps;
+    for (OpOperand *use : backwardUses)
+      use->set(again->getResult(0));
+  }
+}
+
 LogicalResult ReverseModeBuilder::run() {
   if (failed(checkCallee()))
     return failure();
@@ -1337,6 +1376,9 @@ LogicalResult ReverseModeBuilder::run() {
       }
     }
   }
+
+  if (lastForwardOp)
+    retransposeArguments(lastForwardOp);
 
   SmallVector<Value> replacements = {loss};
   for (Value wrt : wrtValues) {

@@ -766,12 +766,18 @@ reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
 /// Warns about each op of a function body whose regions (scf.for, scf.if)
 /// hold float computations: the pass decides the ops of the body itself, and
 /// those inside keep the precision they are written in.
-static void warnAboutNestedRegions(ModuleOp module) {
+/// Warns about the loops and other region ops of the user's code whose
+/// float ops keep their precision. Autodiff's own (a gather's scatter-add
+/// loop, `gradientOrigins` has them) only accumulate gradients, which stay
+/// FP32.
+static void
+warnAboutNestedRegions(ModuleOp module,
+                       const DenseMap<Operation *, Operation *> &gradientOps) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     for (Operation &op : func.getBody().getOps()) {
-      if (op.getNumRegions() == 0 ||
+      if (op.getNumRegions() == 0 || gradientOps.count(&op) ||
           isa<linalg::LinalgOp, tensor::PadOp, tensor::GenerateOp>(op))
         continue;
       WalkResult found = op.walk([&](Operation *inner) {
@@ -962,7 +968,7 @@ void RecastMixedPrecisionPass::runOnOperation() {
       return signalPassFailure();
   policyRules.setGradientOrigins(&gradientOrigins);
 
-  warnAboutNestedRegions(module);
+  warnAboutNestedRegions(module, gradientOrigins);
 
   std::vector<FunctionReport> reports;
   if (lowType && failed(applyLowPrecision(lowType, policyRules, reports)))

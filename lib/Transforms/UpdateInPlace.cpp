@@ -38,6 +38,7 @@ bool isCarriedArgument(func::FuncOp func, BlockArgument arg) {
 BlockArgument findUpdatedArgument(func::FuncOp func, linalg::GenericOp update) {
   Block &body = func.getBody().front();
   if (update->getBlock() != &body || update.getNumDpsInits() != 1 ||
+      update->getNumResults() != 1 ||
       !llvm::is_contained(update->getResult(0).getUsers(),
                           body.getTerminator()) ||
       update.getNumParallelLoops() != update.getNumLoops() ||

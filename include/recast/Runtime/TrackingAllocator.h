@@ -6,6 +6,15 @@
 // do the host's argument buffers. Its peak is therefore a measurement of the
 // bytes really held, not an estimate.
 //
+// A training step allocates the same buffers every step. Freed blocks of 64
+// KiB and more are kept, by size and alignment, and handed out again, so
+// that from the second step on (and for every layer after the first, whose
+// buffers have the same shapes) no page is mapped and zeroed by the kernel
+// again: fresh pages cost a quarter of a large step. The cache holds at most
+// the peak of the bytes live (so the process holds at most twice that); the
+// peak it measures stays that of the live bytes, and `reservedPeakBytes`
+// says what was held with the cache.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RECAST_RUNTIME_TRACKINGALLOCATOR_H
@@ -16,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 namespace recast {
 
@@ -36,15 +46,45 @@ public:
   int64_t currentBytes() const { return current; }
   int64_t peakBytes() const { return peak; }
   int64_t numAllocations() const { return allocations; }
+  /// The most bytes held at once, live blocks (rounded up to their
+  /// alignment) and cached free blocks together.
+  int64_t reservedPeakBytes() const { return reservedPeak; }
+  /// Allocations served from the cache rather than the system.
+  int64_t numCacheHits() const { return cacheHits; }
   /// Starts a new measurement window: the peak restarts from what is live.
   void resetPeak();
+  /// Caps the cached free bytes (0 turns the cache off; negative: the peak
+  /// of live bytes, the default), releasing what exceeds the cap.
+  void setCacheLimit(int64_t bytes);
+  /// Returns every cached block to the system.
+  void releaseCache();
+
+  ~TrackingAllocator();
 
 private:
+  struct Block {
+    size_t bytes, rounded, alignment;
+  };
+  int64_t cacheLimit() const { return limit < 0 ? peak : limit; }
+  /// Frees cached blocks until at most `keep` bytes stay cached; the caller
+  /// holds the mutex.
+  void trimCache(int64_t keep);
+
+  /// Free blocks smaller than this go back to malloc, which keeps them.
+  static constexpr size_t kMinCachedBytes = 64 * 1024;
+
   mutable std::mutex mutex;
-  llvm::DenseMap<const void *, size_t> liveBlocks;
+  llvm::DenseMap<const void *, Block> liveBlocks;
+  /// Cached free blocks by (rounded size, alignment).
+  llvm::DenseMap<std::pair<size_t, size_t>, std::vector<void *>> freeBlocks;
   int64_t current = 0;
   int64_t peak = 0;
   int64_t allocations = 0;
+  int64_t cacheHits = 0;
+  int64_t liveRounded = 0;
+  int64_t cached = 0;
+  int64_t reservedPeak = 0;
+  int64_t limit = -1;
 };
 
 } // namespace recast

@@ -53,6 +53,63 @@ TEST(TrackingAllocatorTest, ZeroSizedBlocksAreDistinct) {
   allocator.deallocate(b);
 }
 
+TEST(TrackingAllocatorTest, ReusesFreedLargeBlocks) {
+  TrackingAllocator allocator;
+  const size_t large = 1 << 20;
+  void *a = allocator.allocate(large);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(allocator.deallocate(a));
+  // The same size and alignment: the cached block, counted live again.
+  void *b = allocator.allocate(large);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(allocator.numCacheHits(), 1);
+  EXPECT_EQ(allocator.currentBytes(), int64_t(large));
+  EXPECT_EQ(allocator.peakBytes(), int64_t(large));
+  // Another alignment is another block.
+  void *c = allocator.allocate(large, 4096);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c) % 4096, 0u);
+  EXPECT_EQ(allocator.numCacheHits(), 1);
+  allocator.deallocate(b);
+  allocator.deallocate(c);
+  // The live peak is what the step held; with the cache, twice that at most.
+  EXPECT_EQ(allocator.peakBytes(), int64_t(2 * large));
+  EXPECT_LE(allocator.reservedPeakBytes(), 4 * int64_t(large));
+  EXPECT_GE(allocator.reservedPeakBytes(), 2 * int64_t(large));
+}
+
+TEST(TrackingAllocatorTest, CacheStaysWithinItsLimit) {
+  TrackingAllocator allocator;
+  const size_t large = 1 << 20;
+  // Small blocks go back to malloc.
+  void *small = allocator.allocate(100);
+  allocator.deallocate(small);
+  allocator.allocate(100);
+  EXPECT_EQ(allocator.numCacheHits(), 0);
+  // No more than the live peak is cached: of three blocks freed after a
+  // peak of three, all stay; a limit of one block keeps one.
+  void *blocks[3];
+  for (void *&block : blocks)
+    block = allocator.allocate(large);
+  for (void *block : blocks)
+    allocator.deallocate(block);
+  allocator.setCacheLimit(int64_t(large));
+  for (int i = 0; i < 3; ++i)
+    allocator.deallocate(allocator.allocate(large));
+  EXPECT_EQ(allocator.numCacheHits(), 3);
+  allocator.releaseCache();
+  allocator.setCacheLimit(0);
+  allocator.deallocate(allocator.allocate(large));
+  allocator.deallocate(allocator.allocate(large));
+  EXPECT_EQ(allocator.numCacheHits(), 3);
+}
+
+TEST(TrackingAllocatorTest, RefusesSizesThatOverflow) {
+  TrackingAllocator allocator;
+  EXPECT_EQ(allocator.allocate(SIZE_MAX - 8), nullptr);
+  EXPECT_EQ(allocator.currentBytes(), 0);
+}
+
 TEST(TrackingAllocatorTest, JitEntryPointsUseTheGlobalAllocator) {
   int64_t before = TrackingAllocator::global().currentBytes();
   void *p = _mlir_memref_to_llvm_aligned_alloc(64, 256);
