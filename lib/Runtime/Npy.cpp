@@ -8,6 +8,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <cstring>
 
 using namespace recast;
@@ -110,7 +111,14 @@ llvm::Expected<NpyArray> recast::readNpy(llvm::StringRef path) {
     array.shape.push_back(value);
   }
 
-  size_t dataBytes = size_t(array.numElements()) * array.elementSize();
+  // The byte count, checked: a shape whose product overflows would
+  // otherwise match a short payload.
+  uint64_t dataBytes = array.elementSize();
+  for (int64_t dim : array.shape)
+    if (__builtin_mul_overflow(dataBytes, uint64_t(dim), &dataBytes) ||
+        dataBytes > uint64_t(INT64_MAX))
+      return npyError(path, "its shape " + shape.str() +
+                                " holds more bytes than fit in 64 bits");
   llvm::StringRef payload = bytes.drop_front(headerStart + headerLen);
   if (payload.size() != dataBytes)
     return npyError(path, "holds " + llvm::Twine(payload.size()) +

@@ -331,6 +331,23 @@ struct RecastRematPass
     }
     result.evaluation = std::move(*evaluation);
 
+    // "save" is a rule, not a preference: a schedule that meets the budget
+    // only by evaluating a saved op again is refused.
+    SmallVector<int64_t> timesEvaluated(graph->size(), 0);
+    for (remat::NodeIndex node : result.schedule)
+      ++timesEvaluated[node];
+    for (auto [node, count] : llvm::enumerate(timesEvaluated))
+      if (count > 1 && request.save[node]) {
+        InFlightDiagnostic diag =
+            graph->getOp(node)->emitError()
+            << "cannot fit @" << func.getSymName();
+        if (budgetBytes)
+          diag << " in " << *budgetBytes << " bytes";
+        diag << " without recomputing this op, which is marked "
+                "recast.remat = \"save\": raise the budget or drop the mark";
+        return signalPassFailure();
+      }
+
     SmallVector<int64_t> evaluations;
     applySchedule(*graph, result.schedule, evaluations);
     // Nodes the schedule never evaluates are dead (nothing kept live reads

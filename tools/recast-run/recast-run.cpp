@@ -434,14 +434,14 @@ static int runMain(int argc, char **argv) {
       auto array = ::recast::readNpy(path);
       if (!array)
         return failWith(array.takeError());
+      if (!array->shape.empty() && array->shape[0] == 0)
+        return fail(what + " (" + path.str().str() + "): holds no batches");
       // Checks dtype and shape once, up front.
       auto first =
           ::recast::tensorFromNpy(*array, arg.element, arg.shape,
                                   (what + " (" + path.str() + ")").str(), 0);
       if (!first)
         return failWith(first.takeError());
-      if (array->shape[0] == 0)
-        return fail(what + " (" + path.str().str() + "): holds no batches");
       if (numBatches && array->shape[0] != numBatches)
         return fail(llvm::formatv(
             "--data: {0} holds {1} batches but other batch files hold {2}",
@@ -581,14 +581,17 @@ static int runMain(int argc, char **argv) {
           "the data, the parameters or the forward)",
           formatScale(scaleAfter), formatScale(minLossScale), step + 1));
     }
-    // A dynamically scaled step with an overflowing forward is skipped like
-    // one with overflowing gradients; the scale decides when to give up.
-    if (!std::isfinite(loss) && !skipped) {
+    // The loss comes from the forward, which no loss scale changes: with or
+    // without scaling, a non-finite loss ends the run.
+    if (!std::isfinite(loss)) {
       llvm::outs().flush();
       return fail(llvm::formatv(
           "the loss is not finite ({0}) at step {1}; stopping (check the "
-          "learning rate, the data, or use loss scaling)",
-          formatLoss(loss), step + 1));
+          "learning rate and the data{2})",
+          formatLoss(loss), step + 1,
+          lossScaleArg || skipCountArg
+              ? "; loss scaling scales the gradients, not the forward"
+              : ", or use loss scaling"));
     }
   }
 
@@ -655,9 +658,15 @@ static int runMain(int argc, char **argv) {
       out.attribute("steps", numSteps.getValue());
       out.attribute("seed", int64_t(seed.getValue()));
       out.attribute("compile_ms", compileMs);
+      // JSON has no NaN or infinity: null stands for them.
+      auto finiteOrNull = [](double value) -> llvm::json::Value {
+        if (std::isfinite(value))
+          return value;
+        return nullptr;
+      };
       out.attributeArray("losses", [&] {
         for (const StepTiming &t : timings)
-          out.value(t.loss);
+          out.value(finiteOrNull(t.loss));
       });
       out.attributeArray("step_ms", [&] {
         for (const StepTiming &t : timings)
@@ -666,7 +675,7 @@ static int runMain(int argc, char **argv) {
       if (lossScaleArg || skipCountArg) {
         out.attributeArray("loss_scales", [&] {
           for (double scale : lossScales)
-            out.value(scale);
+            out.value(finiteOrNull(scale));
         });
         out.attribute("skipped_steps", numSkipped);
       }
