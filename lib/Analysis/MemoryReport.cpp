@@ -6,6 +6,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -222,18 +223,30 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
                                     : ValueKind::Temporary;
   };
 
+  // The result an init operand is written into: a destination-passing op's
+  // tied result, or an scf.for's loop-carried value (the scatter-add loops
+  // of autodiff), which bufferization writes in place of its init.
+  auto getTiedResult = [](OpOperand &use) -> OpResult {
+    Operation *user = use.getOwner();
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(user))
+      return dps.isDpsInit(&use) ? dps.getTiedOpResult(&use) : OpResult();
+    if (auto loop = dyn_cast<scf::ForOp>(user))
+      if (use.getOperandNumber() >= loop.getNumControlOperands())
+        return loop->getResult(use.getOperandNumber() -
+                               loop.getNumControlOperands());
+    return OpResult();
+  };
   // Whether every use of `value` by `user` is as an init that a result of
   // the same size is written into: bufferization then reuses the init's
   // buffer for the result, so the two are one buffer at that step.
-  auto onlyTiedInit = [](Value value, Operation *user) {
-    auto dps = dyn_cast<DestinationStyleOpInterface>(user);
-    if (!dps)
+  auto onlyTiedInit = [&](Value value, Operation *user) {
+    if (!isa<DestinationStyleOpInterface, scf::ForOp>(user))
       return false;
     for (OpOperand &use : value.getUses()) {
       if (use.getOwner() == user) {
-        if (!dps.isDpsInit(&use) ||
-            getTensorBytes(dps.getTiedOpResult(&use).getType()) !=
-                getTensorBytes(value.getType()))
+        OpResult tied = getTiedResult(use);
+        if (!tied ||
+            getTensorBytes(tied.getType()) != getTensorBytes(value.getType()))
           return false;
       } else if (user->isAncestor(use.getOwner())) {
         return false;
@@ -265,10 +278,13 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
   // buffer only through that init.
   auto inPlaceBuffer = [&](OpResult result,
                            int64_t step) -> std::optional<size_t> {
-    auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
-    if (!dps)
+    Value init;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
+      init = dps.getDpsInitOperand(result.getResultNumber())->get();
+    else if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
+      init = loop.getInitArgs()[result.getResultNumber()];
+    else
       return std::nullopt;
-    Value init = dps.getDpsInitOperand(result.getResultNumber())->get();
     auto it = indexOf.find(init);
     if (it == indexOf.end() || init.getDefiningOp<tensor::EmptyOp>() ||
         !isa<OpResult>(init) || !onlyTiedInit(init, result.getOwner()))

@@ -159,9 +159,9 @@ llvm::Expected<HostTensor> recast::tensorFromNpy(const NpyArray &array,
           "{0}: shape {1} is not (num_batches,) + the argument's shape {2}",
           what, formatShape(given), formatShape(shape)));
     if (batchIndex >= given.front())
-      return llvm::createStringError(llvm::formatv(
-          "{0}: holds {1} batches, batch {2} was asked for", what,
-          given.front(), batchIndex));
+      return llvm::createStringError(
+          llvm::formatv("{0}: holds {1} batches, batch {2} was asked for", what,
+                        given.front(), batchIndex));
     given = given.drop_front();
   } else if (given != shape) {
     return llvm::createStringError(

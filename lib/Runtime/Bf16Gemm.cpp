@@ -27,11 +27,14 @@
 #include "RuntimeInternal.h"
 
 #include <algorithm>
+#include <cpuid.h>
 #include <cstdlib>
 #include <cstring>
 #include <immintrin.h>
 #include <memory>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace recast::runtime;
@@ -63,17 +66,21 @@ unsigned gemmThreads() {
 /// words. Element (row, p) is x[p * ld + row] when the matrix is stored
 /// k-major, else x[row * ld + p]. op(A) packs its rows (k-major when A is
 /// transposed), op(B) its columns (k-major when B is not).
+/// Each panel holds `paddedPairs` pairs (at least the block's), the ones past
+/// the block zero.
 void packPanels(const uint16_t *x, int64_t ld, bool kMajor, int64_t first,
                 int64_t count, int64_t k0, int64_t kc, int64_t width,
-                uint16_t *out) {
+                uint16_t *out, int64_t paddedPairs = 0) {
   int64_t pairs = (kc + 1) / 2;
+  paddedPairs = std::max(paddedPairs, pairs);
   auto element = [&](int64_t row, int64_t p) {
     return kMajor ? x[p * ld + row] : x[row * ld + p];
   };
   for (int64_t panel = 0; panel < count; panel += width) {
     int64_t rows = std::min(width, count - panel);
+    uint16_t *panelOut = out + (panel / width) * paddedPairs * 2 * width;
     for (int64_t q = 0; q < pairs; ++q) {
-      uint16_t *dst = out + (panel / width) * pairs * 2 * width + q * 2 * width;
+      uint16_t *dst = panelOut + q * 2 * width;
       int64_t p = k0 + 2 * q;
       for (int64_t r = 0; r < width; ++r) {
         bool inside = r < rows;
@@ -82,6 +89,8 @@ void packPanels(const uint16_t *x, int64_t ld, bool kMajor, int64_t first,
         dst[2 * r + 1] = inside && 2 * q + 1 < kc ? element(row, p + 1) : 0;
       }
     }
+    std::fill(panelOut + pairs * 2 * width, panelOut + paddedPairs * 2 * width,
+              uint16_t(0));
   }
 }
 
@@ -144,7 +153,219 @@ Tile chooseTile(int64_t n) {
   return {6, 32, microKernel<6, 2>};
 }
 
+/// C = beta C (beta 0 writes zeros: C may hold NaNs).
+void scaleRows(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float *row = c + i * ldc;
+    if (beta == 0.0f)
+      std::fill(row, row + n, 0.0f);
+    else if (beta != 1.0f)
+      for (int64_t j = 0; j < n; ++j)
+        row[j] *= beta;
+  }
+}
+
+/// The tasks of one packed block of B: blocks of kMC rows of C, each times a
+/// share of the block's `panels` panels, so that up to `threads` threads
+/// have work; each writes its own tile of C. Calls
+/// fn(worker, i0, rows, firstPanel, endPanel, newRows) for each task, a
+/// worker's tasks in order on one thread; `newRows` when the worker's
+/// previous task had other rows (its packed A is stale).
+template <typename Fn>
+void forEachTask(int64_t m, int64_t panels, unsigned threads, Fn fn) {
+  int64_t rowBlocks = (m + kMC - 1) / kMC;
+  int64_t shares = std::clamp<int64_t>(
+      (int64_t(threads) + rowBlocks - 1) / rowBlocks, 1, panels);
+  int64_t tasks = rowBlocks * shares;
+  unsigned workers = unsigned(std::min<int64_t>(threads, tasks));
+  auto work = [&](unsigned worker) {
+    int64_t previousRows = -1;
+    for (int64_t task = worker; task < tasks; task += workers) {
+      int64_t i0 = (task / shares) * kMC, share = task % shares;
+      fn(worker, i0, std::min<int64_t>(kMC, m - i0), panels * share / shares,
+         panels * (share + 1) / shares, previousRows != i0);
+      previousRows = i0;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned worker = 1; worker < workers; ++worker)
+    pool.emplace_back(work, worker);
+  work(0);
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
+//===----------------------------------------------------------------------===//
+// AMX (Sapphire Rapids and later): tdpbf16ps multiplies a 16 x 32 bf16 tile
+// of A by a 16-pair x 16 tile of B (the pair layout packPanels writes) into
+// a 16 x 16 f32 tile of C, sixteen times the work of a vdpbf16ps.
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kAmxTileK = 32; // k of one tile: 16 pairs
+/// k of a block: C's tiles go through memory once per block, so a longer
+/// block than vdpbf16ps's pays for fewer round trips.
+constexpr int64_t kAmxKC = 1024;
+constexpr int64_t kAmxMR = 32; // rows of C per micro-tile: 2 tiles
+constexpr int64_t kAmxNR = 32; // columns of C per micro-tile: 2 tiles
+
+/// The tile configuration of ldtilecfg: palette 1, eight tiles of 16 rows
+/// of 64 bytes (C: 0-3, A: 4-5, B: 6-7).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t startRow = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+/// Rows [first, first + count) x k [k0, k0 + kc) of op(A), row-major with k
+/// contiguous, `paddedRows` x `paddedK` with zeros past the block.
+void packRowMajor(const uint16_t *x, int64_t ld, bool kMajor, int64_t first,
+                  int64_t count, int64_t k0, int64_t kc, int64_t paddedRows,
+                  int64_t paddedK, uint16_t *out) {
+  for (int64_t r = 0; r < paddedRows; ++r) {
+    uint16_t *dst = out + r * paddedK;
+    if (r >= count) {
+      std::fill(dst, dst + paddedK, uint16_t(0));
+      continue;
+    }
+    int64_t row = first + r;
+    if (kMajor)
+      for (int64_t p = 0; p < kc; ++p)
+        dst[p] = x[(k0 + p) * ld + row];
+    else
+      std::memcpy(dst, x + row * ld + k0, size_t(kc) * 2);
+    std::fill(dst + kc, dst + paddedK, uint16_t(0));
+  }
+}
+
+/// C[0 : rows, 0 : cols] += alpha * (A rows) x (B panel) for one 32 x 32
+/// micro-tile over `paddedK` (a multiple of 32) k. `a` is row-major with a
+/// stride of `paddedK` elements, `b` a packed panel of 32 columns.
+__attribute__((target("amx-tile,amx-bf16,avx512f"))) void
+amxMicroKernel(int64_t paddedK, const uint16_t *a, const uint16_t *b,
+               float alpha, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  const int64_t aStride = paddedK * 2, bStride = 2 * kAmxNR * 2;
+  for (int64_t kk = 0; kk < paddedK; kk += kAmxTileK) {
+    _tile_loadd(4, a + kk, aStride);
+    _tile_loadd(5, a + 16 * paddedK + kk, aStride);
+    const uint16_t *pairRow = b + (kk / 2) * 2 * kAmxNR;
+    _tile_loadd(6, pairRow, bStride);
+    _tile_loadd(7, pairRow + 32, bStride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  alignas(64) float tile[kAmxMR * kAmxNR];
+  _tile_stored(0, tile, kAmxNR * 4);
+  _tile_stored(1, tile + 16, kAmxNR * 4);
+  _tile_stored(2, tile + 16 * kAmxNR, kAmxNR * 4);
+  _tile_stored(3, tile + 16 * kAmxNR + 16, kAmxNR * 4);
+  __m512 scale = _mm512_set1_ps(alpha);
+  for (int j = 0; j < 2; ++j) {
+    int64_t left = cols - 16 * j;
+    if (left <= 0)
+      break;
+    __mmask16 mask =
+        left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      float *out = c + r * ldc + 16 * j;
+      __m512 old = _mm512_maskz_loadu_ps(mask, out);
+      __m512 sum = _mm512_load_ps(tile + r * kAmxNR + 16 * j);
+      _mm512_mask_storeu_ps(out, mask, _mm512_fmadd_ps(sum, scale, old));
+    }
+  }
+}
+
+__attribute__((target("amx-tile"))) void loadTileConfig() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = 16;
+    config.colsb[t] = 64;
+  }
+  // ldtilecfg's operand is memory the compiler does not see read: without
+  // the barrier it drops the stores above as dead.
+  asm volatile("" : : "r"(&config) : "memory");
+  _tile_loadconfig(&config);
+}
+
+__attribute__((target("amx-tile"))) void releaseTiles() { _tile_release(); }
+
 } // namespace
+
+bool recast::runtime::hasAmxBf16() {
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+      return false;
+    // AMX-BF16 (bit 22) and AMX-TILE (bit 24), and the kernel's leave to
+    // use the tile data (Linux asks processes to request it).
+    constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
+    if ((edx & kAmxBf16) == 0 || (edx & kAmxTile) == 0 || !hasAvx512Bf16())
+      return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return has;
+}
+
+void recast::runtime::amxSbgemm(int order, int transA, int transB, int m, int n,
+                                int k, float alpha, const uint16_t *a, int lda,
+                                const uint16_t *b, int ldb, float beta,
+                                float *c, int ldc) {
+  (void)order; // row-major, as every caller in the runtime
+  constexpr int kCblasTrans = 112;
+  bool ta = transA == kCblasTrans, tb = transB == kCblasTrans;
+  scaleRows(m, n, beta, c, ldc);
+  if (k == 0 || alpha == 0.0f)
+    return;
+  int64_t maxPaddedK =
+      (std::min<int64_t>(k, kAmxKC) + kAmxTileK - 1) / kAmxTileK * kAmxTileK;
+  int64_t nc = std::min<int64_t>(n, kNC);
+  int64_t paddedMC = (std::min<int64_t>(m, kMC) + kAmxMR - 1) / kAmxMR * kAmxMR;
+  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : gemmThreads();
+  std::unique_ptr<uint16_t[]> packedB(
+      new uint16_t[size_t(((nc + kAmxNR - 1) / kAmxNR) * maxPaddedK * kAmxNR)]);
+  size_t packedASize = size_t(paddedMC * maxPaddedK);
+  std::unique_ptr<uint16_t[]> packedA(new uint16_t[packedASize * threads]);
+  for (int64_t k0 = 0; k0 < k; k0 += kAmxKC) {
+    int64_t kc = std::min<int64_t>(kAmxKC, k - k0);
+    int64_t paddedK = (kc + kAmxTileK - 1) / kAmxTileK * kAmxTileK;
+    for (int64_t j0 = 0; j0 < n; j0 += kNC) {
+      int64_t ncBlock = std::min<int64_t>(kNC, n - j0);
+      packPanels(b, ldb, !tb, j0, ncBlock, k0, kc, kAmxNR, packedB.get(),
+                 paddedK / 2);
+      int64_t panels = (ncBlock + kAmxNR - 1) / kAmxNR;
+      forEachTask(
+          m, panels, threads,
+          [&](unsigned worker, int64_t i0, int64_t mcBlock, int64_t firstPanel,
+              int64_t endPanel, bool newRows) {
+            uint16_t *myA = packedA.get() + worker * packedASize;
+            int64_t rowsPadded = (mcBlock + kAmxMR - 1) / kAmxMR * kAmxMR;
+            if (newRows) {
+              loadTileConfig();
+              packRowMajor(a, lda, ta, i0, mcBlock, k0, kc, rowsPadded, paddedK,
+                           myA);
+            }
+            for (int64_t panel = firstPanel; panel < endPanel; ++panel) {
+              int64_t jp = panel * kAmxNR;
+              const uint16_t *panelB = packedB.get() + panel * paddedK * kAmxNR;
+              for (int64_t ip = 0; ip < mcBlock; ip += kAmxMR)
+                amxMicroKernel(paddedK, myA + ip * paddedK, panelB, alpha,
+                               c + (i0 + ip) * int64_t(ldc) + j0 + jp, ldc,
+                               std::min(kAmxMR, mcBlock - ip),
+                               std::min(kAmxNR, ncBlock - jp));
+            }
+          });
+    }
+  }
+  releaseTiles();
+}
 
 bool recast::runtime::hasAvx512Bf16() {
   static const bool has = [] {
@@ -161,14 +382,7 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
   (void)order; // row-major, as every caller in the runtime
   constexpr int kCblasTrans = 112;
   bool ta = transA == kCblasTrans, tb = transB == kCblasTrans;
-  for (int64_t i = 0; i < m; ++i) {
-    float *row = c + i * int64_t(ldc);
-    if (beta == 0.0f)
-      std::fill(row, row + n, 0.0f);
-    else if (beta != 1.0f)
-      for (int64_t j = 0; j < n; ++j)
-        row[j] *= beta;
-  }
+  scaleRows(m, n, beta, c, ldc);
   if (k == 0 || alpha == 0.0f)
     return;
   const Tile tile = chooseTile(n);
@@ -190,55 +404,35 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
     for (int64_t j0 = 0; j0 < n; j0 += kNC) {
       int64_t ncBlock = std::min<int64_t>(kNC, n - j0);
       packPanels(b, ldb, !tb, j0, ncBlock, k0, kc, nr, packedB.get());
-      // Tasks: a block of rows of A times a share of the panels of B; each
-      // writes its own tile of C.
-      int64_t rowBlocks = (m + kMC - 1) / kMC;
       int64_t panels = (ncBlock + nr - 1) / nr;
-      int64_t shares = std::clamp<int64_t>(
-          (int64_t(threads) + rowBlocks - 1) / rowBlocks, 1, panels);
-      int64_t tasks = rowBlocks * shares;
-      unsigned workers = unsigned(std::min<int64_t>(threads, tasks));
-      auto work = [&, k0, kc, pairs, j0, ncBlock](unsigned worker) {
-        uint16_t *myA = packedA.get() + worker * packedASize;
-        int64_t packedRows = -1;
-        for (int64_t task = worker; task < tasks; task += workers) {
-          int64_t i0 = (task / shares) * kMC, share = task % shares;
-          int64_t mcBlock = std::min<int64_t>(kMC, m - i0);
-          // Only the rows of a last, partial micro-tile are packed when A
-          // is read in place (the kernel reads all MR rows).
-          int64_t fullRows = readAInPlace ? mcBlock - mcBlock % mr : 0;
-          if (packedRows != i0) {
-            if (fullRows < mcBlock)
+      forEachTask(
+          m, panels, threads,
+          [&](unsigned worker, int64_t i0, int64_t mcBlock, int64_t firstPanel,
+              int64_t endPanel, bool newRows) {
+            uint16_t *myA = packedA.get() + worker * packedASize;
+            // Only the rows of a last, partial micro-tile are packed when A is
+            // read in place (the kernel reads all MR rows).
+            int64_t fullRows = readAInPlace ? mcBlock - mcBlock % mr : 0;
+            if (newRows && fullRows < mcBlock)
               packPanels(a, lda, ta, i0 + fullRows, mcBlock - fullRows, k0, kc,
                          mr, myA);
-            packedRows = i0;
-          }
-          int64_t firstPanel = panels * share / shares;
-          int64_t endPanel = panels * (share + 1) / shares;
-          for (int64_t panel = firstPanel; panel < endPanel; ++panel) {
-            int64_t jp = panel * nr;
-            const uint16_t *panelB = packedB.get() + panel * pairs * 2 * nr;
-            for (int64_t ip = 0; ip < mcBlock; ip += mr) {
-              float *tileC = c + (i0 + ip) * int64_t(ldc) + j0 + jp;
-              int64_t rows = std::min(mr, mcBlock - ip);
-              int64_t cols = std::min(nr, ncBlock - jp);
-              if (ip < fullRows)
-                tile.kernel(pairs, a + (i0 + ip) * int64_t(lda) + k0, lda / 2,
-                            1, panelB, alpha, tileC, ldc, rows, cols);
-              else
-                tile.kernel(pairs,
-                            myA + ((ip - fullRows) / mr) * pairs * 2 * mr, 1,
-                            mr, panelB, alpha, tileC, ldc, rows, cols);
+            for (int64_t panel = firstPanel; panel < endPanel; ++panel) {
+              int64_t jp = panel * nr;
+              const uint16_t *panelB = packedB.get() + panel * pairs * 2 * nr;
+              for (int64_t ip = 0; ip < mcBlock; ip += mr) {
+                float *tileC = c + (i0 + ip) * int64_t(ldc) + j0 + jp;
+                int64_t rows = std::min(mr, mcBlock - ip);
+                int64_t cols = std::min(nr, ncBlock - jp);
+                if (ip < fullRows)
+                  tile.kernel(pairs, a + (i0 + ip) * int64_t(lda) + k0, lda / 2,
+                              1, panelB, alpha, tileC, ldc, rows, cols);
+                else
+                  tile.kernel(pairs,
+                              myA + ((ip - fullRows) / mr) * pairs * 2 * mr, 1,
+                              mr, panelB, alpha, tileC, ldc, rows, cols);
+              }
             }
-          }
-        }
-      };
-      std::vector<std::thread> pool;
-      for (unsigned worker = 1; worker < workers; ++worker)
-        pool.emplace_back(work, worker);
-      work(0);
-      for (std::thread &thread : pool)
-        thread.join();
+          });
     }
   }
 }

@@ -104,11 +104,16 @@ const Blas &getBlas() {
     }
     if (!b.sgemm)
       b.sgemm = &naiveSgemm;
-    // recast's own bf16 kernel where the CPU has vdpbf16ps and the library
-    // has no sbgemm ($RECAST_BF16_GEMM=widen keeps the widened sgemm path).
+    // recast's own bf16 kernel where the CPU has AMX (tdpbf16ps) or
+    // vdpbf16ps and the library has no sbgemm ($RECAST_BF16_GEMM=widen keeps
+    // the widened sgemm path, =avx512 the vdpbf16ps kernel on AMX CPUs).
     const char *bf16Gemm = std::getenv("RECAST_BF16_GEMM");
     bool widen = bf16Gemm && std::strcmp(bf16Gemm, "widen") == 0;
-    if (!b.sbgemm && !widen && hasAvx512Bf16()) {
+    bool noAmx = bf16Gemm && std::strcmp(bf16Gemm, "avx512") == 0;
+    if (!b.sbgemm && !widen && !noAmx && hasAmxBf16()) {
+      b.sbgemm = &amxSbgemm;
+      b.bf16Gemm = "amx_bf16";
+    } else if (!b.sbgemm && !widen && hasAvx512Bf16()) {
       b.sbgemm = &avx512Sbgemm;
       b.bf16Gemm = "avx512_bf16";
     }

@@ -40,6 +40,16 @@ void avx512Sbgemm(int order, int transA, int transB, int m, int n, int k,
                   float alpha, const uint16_t *a, int lda, const uint16_t *b,
                   int ldb, float beta, float *c, int ldc);
 
+/// Whether the CPU runs AMX-BF16 (tdpbf16ps) and the kernel lets the
+/// process use the tiles (requested on the first call).
+bool hasAmxBf16();
+
+/// avx512Sbgemm on AMX tiles (Bf16Gemm.cpp). Only to be called where
+/// hasAmxBf16().
+void amxSbgemm(int order, int transA, int transB, int m, int n, int k,
+               float alpha, const uint16_t *a, int lda, const uint16_t *b,
+               int ldb, float beta, float *c, int ldc);
+
 class Backend {
 public:
   virtual ~Backend();

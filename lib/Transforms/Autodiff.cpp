@@ -936,8 +936,8 @@ void ReverseModeBuilder::differentiateSoftmax(linalg::GenericOp generic,
   Value dx =
       create<linalg::GenericOp>(
           TypeRange{type}, ValueRange{dy, y, groupSum},
-          ValueRange{create<tensor::EmptyOp>(type.getShape(),
-                                             type.getElementType())},
+          ValueRange{
+              create<tensor::EmptyOp>(type.getShape(), type.getElementType())},
           ArrayRef<AffineMap>{identity, identity, group, identity}, parallel,
           [&](OpBuilder &b, Location loc, ValueRange args) {
             Value result;
@@ -1090,8 +1090,8 @@ static bool dependsOnLoop(linalg::LinalgOp linalgOp, Value value,
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (arg.getOwner() != linalgOp.getBlock())
       return false;
-    return linalgOp.getMatchingIndexingMap(
-                       &linalgOp->getOpOperand(arg.getArgNumber()))
+    return linalgOp
+        .getMatchingIndexingMap(&linalgOp->getOpOperand(arg.getArgNumber()))
         .isFunctionOfDim(dim);
   }
   Operation *def = value.getDefiningOp();
@@ -1152,8 +1152,7 @@ ReverseModeBuilder::differentiateGather(linalg::LinalgOp linalgOp,
   // Row by row when the table's last index is the innermost loop, over the
   // whole dim, and no other index varies with that loop.
   unsigned innermost = ranges.size() - 1;
-  auto lastIndex =
-      gather.getIndices().back().getDefiningOp<linalg::IndexOp>();
+  auto lastIndex = gather.getIndices().back().getDefiningOp<linalg::IndexOp>();
   bool byRows =
       rank >= 2 && lastIndex && lastIndex.getDim() == innermost &&
       ranges[innermost] == tableType.getDimSize(rank - 1) &&
@@ -1311,13 +1310,11 @@ void ReverseModeBuilder::retransposeArguments(Operation *lastForwardOp) {
       continue;
     OpBuilder before(firstUser);
     auto type = cast<RankedTensorType>(transpose->getResult(0).getType());
-    Value init = tensor::EmptyOp::create(before, transpose.getLoc(),
-                                         type.getShape(),
-                                         type.getElementType());
-    auto again =
-        linalg::TransposeOp::create(before, transpose.getLoc(),
-                                    transpose.getInput(), init,
-                                    transpose.getPermutation());
+    Value init = tensor::EmptyOp::create(
+        before, transpose.getLoc(), type.getShape(), type.getElementType());
+    auto again = linalg::TransposeOp::create(before, transpose.getLoc(),
+                                             transpose.getInput(), init,
+                                             transpose.getPermutation());
     ++numGradientOps;
     for (OpOperand *use : backwardUses)
       use->set(again->getResult(0));

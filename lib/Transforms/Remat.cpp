@@ -338,9 +338,8 @@ struct RecastRematPass
       ++timesEvaluated[node];
     for (auto [node, count] : llvm::enumerate(timesEvaluated))
       if (count > 1 && request.save[node]) {
-        InFlightDiagnostic diag =
-            graph->getOp(node)->emitError()
-            << "cannot fit @" << func.getSymName();
+        InFlightDiagnostic diag = graph->getOp(node)->emitError()
+                                  << "cannot fit @" << func.getSymName();
         if (budgetBytes)
           diag << " in " << *budgetBytes << " bytes";
         diag << " without recomputing this op, which is marked "

@@ -1,4 +1,4 @@
-//===- SoftmaxMatch.h - Softmax and log-softmax in linalg generics -*- C++ -*-===//
+//===- SoftmaxMatch.h - Softmax and log-softmax in generics ---*- C++ -*-===//
 //
 // Recognizes the value a generic computes as softmax(x) or log_softmax(x)
 // over some of its loop dims, however the frontend split it into generics

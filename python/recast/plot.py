@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-DEFAULT_BUDGETS = (0.6, 0.7, 0.8, 0.9)
+DEFAULT_BUDGETS = (0.6, 0.7, 0.8, 0.9, 0.95)
 DEFAULT_TIMEOUT = 30.0
 REMAT_LIMIT_BYTES = 256 * 2**20
 

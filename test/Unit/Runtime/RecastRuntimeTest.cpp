@@ -11,6 +11,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cpuid.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -424,8 +426,15 @@ TEST_F(CPURuntimeTest, Bf16GemmUsesVdpbf16psWhereTheCPUHasIt) {
       (widen && std::string(widen) == "widen")) {
     EXPECT_EQ(kind, "widened");
   } else if (kind != "cblas_sbgemm") {
-    EXPECT_EQ(kind,
-              __builtin_cpu_supports("avx512bf16") ? "avx512_bf16" : "widened");
+    // AMX where the CPU has it (tdpbf16ps: its tile bits in CPUID leaf 7),
+    // else vdpbf16ps, else the widened path.
+    unsigned eax, ebx, ecx, edx;
+    bool amx = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) &&
+               (edx & (1u << 22)) && (edx & (1u << 24)) &&
+               !(widen && std::string(widen) == "avx512");
+    EXPECT_EQ(kind, !__builtin_cpu_supports("avx512bf16") ? "widened"
+                    : amx                                 ? "amx_bf16"
+                                                          : "avx512_bf16");
   }
 }
 
