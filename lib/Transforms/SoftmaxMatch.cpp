@@ -125,8 +125,7 @@ static Operation *definingOp(Scalar &scalar) {
   return nullptr;
 }
 
-template <typename OpTy>
-static OpTy matchScalarOp(Scalar &scalar) {
+template <typename OpTy> static OpTy matchScalarOp(Scalar &scalar) {
   return dyn_cast_or_null<OpTy>(definingOp(scalar));
 }
 
@@ -229,8 +228,7 @@ std::optional<SoftmaxMatch> mlir::recast::matchSoftmax(linalg::GenericOp op) {
     if (!log || !matchShift({sub.getLhs(), top.frame}, x, shift) ||
         !sameShape(x))
       return std::nullopt;
-    std::optional<TensorRead> sum =
-        readOf({log.getOperand(), logScalar.frame});
+    std::optional<TensorRead> sum = readOf({log.getOperand(), logScalar.frame});
     if (sum && sum->map == shift.map && matchSumOfShiftedExp(*sum, x, shift))
       return SoftmaxMatch{SoftmaxMatch::Kind::LogSoftmax, x.tensor, shift.map};
   }
