@@ -204,7 +204,7 @@ void forEachTask(int64_t m, int64_t panels, unsigned threads, Fn fn) {
 constexpr int64_t kAmxTileK = 32; // k of one tile: 16 pairs
 /// k of a block: C's tiles go through memory once per block, so a longer
 /// block than vdpbf16ps's pays for fewer round trips.
-constexpr int64_t kAmxKC = 1024;
+constexpr int64_t kAmxKC = 3072;
 constexpr int64_t kAmxMR = 32; // rows of C per micro-tile: 2 tiles
 constexpr int64_t kAmxNR = 32; // columns of C per micro-tile: 2 tiles
 
