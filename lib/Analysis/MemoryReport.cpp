@@ -47,7 +47,24 @@ std::optional<int64_t> mlir::recast::getTensorBytes(Type type) {
     elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
   else
     return std::nullopt;
-  return tensor.getNumElements() * elementBytes;
+  int64_t bytes = elementBytes;
+  for (int64_t dim : tensor.getShape())
+    if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxTensorBytes)
+      return std::nullopt;
+  return bytes;
+}
+
+std::string mlir::recast::describeUnsizedTensor(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto tensor = dyn_cast<TensorType>(type);
+  if (tensor && tensor.hasStaticShape() &&
+      (tensor.getElementType().isIntOrIndexOrFloat() ||
+       isa<ComplexType>(tensor.getElementType())))
+    os << "cannot size '" << type << "': more than 2^50 bytes";
+  else
+    os << "needs static shapes, got '" << type << "'";
+  return text;
 }
 
 bool mlir::recast::isWrittenIntoDyingArgument(OpResult result) {
@@ -301,7 +318,7 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     std::optional<int64_t> bytes = getTensorBytes(value.getType());
     if (!bytes) {
       InFlightDiagnostic diag = where ? where->emitError() : func.emitError();
-      diag << "memory report needs static shapes, got " << value.getType();
+      diag << "memory report " << describeUnsizedTensor(value.getType());
       hasFailed = true;
       return false;
     }

@@ -86,8 +86,8 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
   for (BlockArgument arg : block.getArguments()) {
     std::optional<int64_t> bytes = getTensorBytes(arg.getType());
     if (!bytes)
-      return func.emitError()
-             << "rematerialization needs static shapes, got " << arg.getType();
+      return func.emitError() << "rematerialization "
+                              << describeUnsizedTensor(arg.getType());
     graph.problem.residentBytes += *bytes;
   }
 
@@ -111,8 +111,8 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
     for (OpResult result : op.getResults()) {
       std::optional<int64_t> bytes = getTensorBytes(result.getType());
       if (!bytes)
-        return op.emitError() << "rematerialization needs static shapes, got "
-                              << result.getType();
+        return op.emitError() << "rematerialization "
+                              << describeUnsizedTensor(result.getType());
       // A view holds no bytes of its own: the buffer it shares does.
       if (OpOperand *source = getAliasedOperand(result, isView)) {
         viewSource = source->getOperandNumber();

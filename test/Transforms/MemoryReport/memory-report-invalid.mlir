@@ -24,3 +24,20 @@ func.func @negative_multi_block(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
 
+
+// -----
+
+/// A tensor of 2^64 bytes: its byte count overflows int64 (it once gave a
+/// peak of 0) and is refused, as is anything above 2^50 bytes.
+func.func @negative_overflowing_bytes(%x: tensor<4xf32>) {
+  // expected-error @below {{memory report cannot size 'tensor<4294967296x1073741824xf32>': more than 2^50 bytes}}
+  %e = tensor.empty() : tensor<4294967296x1073741824xf32>
+  return
+}
+
+// -----
+
+// expected-error @below {{memory report cannot size 'tensor<1125899906842625xi8>': more than 2^50 bytes}}
+func.func @negative_above_a_pebibyte(%x: tensor<1125899906842625xi8>) {
+  return
+}

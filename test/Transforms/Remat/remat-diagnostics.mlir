@@ -20,3 +20,13 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   %e = tensor.empty() {recast.remat = "recompute"} : tensor<4xf32>
   return %x : tensor<?xf32>
 }
+
+// -----
+
+/// 2^62 bytes: refused rather than overflowing the remat problem's sums (it
+/// once hung the selective policy).
+func.func @huge(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @below {{rematerialization cannot size 'tensor<1073741824x1073741824xf32>': more than 2^50 bytes}}
+  %e = tensor.empty() {recast.remat = "recompute"} : tensor<1073741824x1073741824xf32>
+  return %x : tensor<4xf32>
+}
