@@ -86,8 +86,8 @@ FailureOr<RematGraph> RematGraph::build(FunctionOpInterface func,
   for (BlockArgument arg : block.getArguments()) {
     std::optional<int64_t> bytes = getTensorBytes(arg.getType());
     if (!bytes)
-      return func.emitError() << "rematerialization "
-                              << describeUnsizedTensor(arg.getType());
+      return func.emitError()
+             << "rematerialization " << describeUnsizedTensor(arg.getType());
     graph.problem.residentBytes += *bytes;
   }
 
