@@ -1,6 +1,7 @@
 //===- LoweringPrefix.cpp - The first half of both lowering pipelines -----===//
 
 #include "recast/Conversion/Pipelines.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -8,9 +9,30 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+namespace {
+/// Drops remat's marks (`recast.remat`, `recast.checkpoint_block`), which
+/// describe tensor ops: bufferized, an op works on buffers, has memory
+/// effects and no results, and the marks would no longer verify. They are
+/// consumed by the time a step is lowered (remat runs in the training
+/// pipeline, before).
+struct DropRematMarksPass
+    : public PassWrapper<DropRematMarksPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DropRematMarksPass)
+  StringRef getArgument() const override { return "recast-drop-remat-marks"; }
+  void runOnOperation() override {
+    getOperation()->walk([](Operation *op) {
+      op->removeDiscardableAttr(recast::RecastDialect::kRematAttrName);
+      op->removeDiscardableAttr(
+          recast::RecastDialect::kCheckpointBlockAttrName);
+    });
+  }
+};
+} // namespace
 
 void mlir::recast::buildLoweringPrefix(OpPassManager &pm, bool expandFP8) {
   // Training steps written with recast.value_and_grad get their backward.
@@ -31,6 +53,8 @@ void mlir::recast::buildLoweringPrefix(OpPassManager &pm, bool expandFP8) {
   if (expandFP8)
     pm.addPass(createRecastExpandFP8Pass());
   pm.addPass(createCanonicalizerPass());
+
+  pm.addPass(std::make_unique<DropRematMarksPass>());
 
   // Tensors to buffers across function boundaries. Identity layouts keep the
   // entry point's memref descriptors plain, which is the calling convention
