@@ -12,6 +12,8 @@
 #include "gtest/gtest.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -426,12 +428,16 @@ TEST_F(CPURuntimeTest, Bf16GemmUsesVdpbf16psWhereTheCPUHasIt) {
       (widen && std::string(widen) == "widen")) {
     EXPECT_EQ(kind, "widened");
   } else if (kind != "cblas_sbgemm") {
-    // AMX where the CPU has it (tdpbf16ps: its tile bits in CPUID leaf 7),
-    // else vdpbf16ps, else the widened path.
+    // AMX where the CPU has it (tdpbf16ps: its tile bits in CPUID leaf 7)
+    // and the kernel grants the tiles, else vdpbf16ps, else the widened
+    // path.
     unsigned eax, ebx, ecx, edx;
-    bool amx = __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) &&
-               (edx & (1u << 22)) && (edx & (1u << 24)) &&
-               !(widen && std::string(widen) == "avx512");
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    bool amx =
+        __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (edx & (1u << 22)) &&
+        (edx & (1u << 24)) &&
+        syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0 &&
+        !(widen && std::string(widen) == "avx512");
     EXPECT_EQ(kind, !__builtin_cpu_supports("avx512bf16") ? "widened"
                     : amx                                 ? "amx_bf16"
                                                           : "avx512_bf16");
