@@ -94,6 +94,26 @@ void packPanels(const uint16_t *x, int64_t ld, bool kMajor, int64_t first,
   }
 }
 
+/// C[0 : rows, 0 : cols] += alpha * sums, for a micro-tile's sums stored
+/// row-major with `ld` floats per row (a multiple of 16, 64-byte aligned):
+/// the write-back both kernels end with.
+__attribute__((target("avx512f"))) void
+addScaledTile(const float *sums, int64_t ld, float alpha, float *c, int64_t ldc,
+              int64_t rows, int64_t cols) {
+  __m512 scale = _mm512_set1_ps(alpha);
+  for (int64_t j = 0; 16 * j < cols; ++j) {
+    int64_t left = cols - 16 * j;
+    __mmask16 mask =
+        left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      float *out = c + r * ldc + 16 * j;
+      __m512 old = _mm512_maskz_loadu_ps(mask, out);
+      __m512 sum = _mm512_load_ps(sums + r * ld + 16 * j);
+      _mm512_mask_storeu_ps(out, mask, _mm512_fmadd_ps(sum, scale, old));
+    }
+  }
+}
+
 /// C[0 : rows, 0 : cols] += alpha * (A panel) x (packed B panel) over
 /// `pairs` pairs of k, for a micro-tile of `MR` rows and `NRegs` 16-lane
 /// registers of columns. The pair q of row r of A is the 32-bit word
@@ -123,19 +143,11 @@ microKernel(int64_t pairs, const uint16_t *a, int64_t aRowStep,
         acc[r][j] = _mm512_dpbf16_ps(acc[r][j], x, panel[j]);
     }
   }
-  __m512 scale = _mm512_set1_ps(alpha);
-  for (int j = 0; j < NRegs; ++j) {
-    int64_t left = cols - 16 * j;
-    if (left <= 0)
-      break;
-    __mmask16 mask =
-        left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    for (int64_t r = 0; r < rows; ++r) {
-      float *out = c + r * ldc + 16 * j;
-      __m512 old = _mm512_maskz_loadu_ps(mask, out);
-      _mm512_mask_storeu_ps(out, mask, _mm512_fmadd_ps(acc[r][j], scale, old));
-    }
-  }
+  alignas(64) float sums[MR * NR];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < NRegs; ++j)
+      _mm512_store_ps(sums + r * NR + 16 * j, acc[r][j]);
+  addScaledTile(sums, NR, alpha, c, ldc, rows, cols);
 }
 
 /// The shape of the micro-tile: 6 x 32 (12 accumulators), or 12 x 16 for
@@ -266,20 +278,7 @@ amxMicroKernel(int64_t paddedK, const uint16_t *a, const uint16_t *b,
   _tile_stored(1, tile + 16, kAmxNR * 4);
   _tile_stored(2, tile + 16 * kAmxNR, kAmxNR * 4);
   _tile_stored(3, tile + 16 * kAmxNR + 16, kAmxNR * 4);
-  __m512 scale = _mm512_set1_ps(alpha);
-  for (int j = 0; j < 2; ++j) {
-    int64_t left = cols - 16 * j;
-    if (left <= 0)
-      break;
-    __mmask16 mask =
-        left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-    for (int64_t r = 0; r < rows; ++r) {
-      float *out = c + r * ldc + 16 * j;
-      __m512 old = _mm512_maskz_loadu_ps(mask, out);
-      __m512 sum = _mm512_load_ps(tile + r * kAmxNR + 16 * j);
-      _mm512_mask_storeu_ps(out, mask, _mm512_fmadd_ps(sum, scale, old));
-    }
-  }
+  addScaledTile(tile, kAmxNR, alpha, c, ldc, rows, cols);
 }
 
 __attribute__((target("amx-tile"))) void loadTileConfig() {
