@@ -212,7 +212,9 @@ static std::string takePipelineOptions(int &argc, char **argv) {
     if (arg == "--help" || arg == "-help" || arg == "--help-hidden") {
       llvm::outs() << "Training options (those of --recast-train-pipeline, "
                       "each as --<option>=<value>):\n";
-      known.printHelp(2, 30);
+      // The description column is past the widest option: printHelp pads
+      // each option out to it, and a narrower one wraps the padding around.
+      known.printHelp(2, known.getOptionWidth() + 4);
       llvm::outs() << "\n";
     }
     StringRef flag = arg;
