@@ -5,6 +5,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +46,17 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.
   pm.addPass(createRecastOutlineKernelsPass());
+  // Large kernels split across threads, through the async dialect's
+  // runtime: its calls are lowered here, its coroutines by LLVM.
+  if (options.threads > 1) {
+    RecastParallelKernelsPassOptions parallel;
+    parallel.threads = options.threads;
+    pm.addPass(createRecastParallelKernelsPass(parallel));
+    pm.addPass(createAsyncToAsyncRuntimePass());
+    pm.addPass(createAsyncRuntimeRefCountingPass());
+    pm.addPass(createAsyncRuntimeRefCountingOptPass());
+    pm.addPass(createConvertAsyncToLLVMPass());
+  }
   // Structured ops to loops, loops to branches.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

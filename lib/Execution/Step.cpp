@@ -314,6 +314,17 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
+  // Kernels split across threads call the async runtime, which registers
+  // its functions with the engine when loaded.
+  bool callsAsyncRuntime = false;
+  module.walk([&](LLVM::LLVMFuncOp func) {
+    if (func.isExternal() && func.getSymName().starts_with("mlirAsyncRuntime"))
+      callsAsyncRuntime = true;
+  });
+  SmallVector<StringRef, 1> sharedLibs;
+  if (callsAsyncRuntime)
+    sharedLibs.push_back(RECAST_MLIR_ASYNC_RUNTIME);
+  engineOptions.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return engine.takeError();
@@ -395,6 +406,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   lowering.convIm2col = convIm2col;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
+  // The loops outside the GEMM library use the GEMM's threads.
+  lowering.threads = unsigned(recast_cpu_threads());
   auto plan = lowerWithMemoryPlanReport(
       memoryPlan, entryName, [&](StringRef report) -> llvm::Error {
         lowering.memoryPlan = memoryPlan;

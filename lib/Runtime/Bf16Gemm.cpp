@@ -48,18 +48,8 @@ constexpr int64_t kNC = 2048; // columns of B packed at once (of 16, 32)
 /// threads costs more than they save.
 constexpr int64_t kParallelMacs = int64_t(1) << 22;
 
-/// Threads for one product: $OPENBLAS_NUM_THREADS, else $OMP_NUM_THREADS,
-/// else the hardware's, so that recast's kernel uses what the BLAS would.
-unsigned gemmThreads() {
-  static const unsigned threads = [] {
-    for (const char *name : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
-      if (const char *value = std::getenv(name))
-        if (int n = std::atoi(value); n > 0)
-          return unsigned(n);
-    return std::max(1u, std::thread::hardware_concurrency());
-  }();
-  return threads;
-}
+/// Threads for one product: those of the rest of the backend.
+unsigned gemmThreads() { return unsigned(recast_cpu_threads()); }
 
 /// Packs rows [first, first + count) x k [k0, k0 + kc) of a bf16 matrix
 /// into panels of `width` rows: for each pair of k, `width` (row, k pair)

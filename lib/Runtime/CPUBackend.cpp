@@ -15,6 +15,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <memory>
+#include <thread>
 #include <vector>
 
 using namespace recast::runtime;
@@ -341,6 +342,17 @@ extern "C" const char *recast_cpu_blas_core_type(void) {
 }
 
 extern "C" const char *recast_cpu_bf16_gemm(void) { return getBlas().bf16Gemm; }
+
+extern "C" int recast_cpu_threads(void) {
+  static const int threads = [] {
+    for (const char *name : {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"})
+      if (const char *value = std::getenv(name))
+        if (int n = std::atoi(value); n > 0)
+          return n;
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return threads;
+}
 
 extern "C" const char *recast_cpu_blas_library(void) {
   const Blas &blas = getBlas();

@@ -62,6 +62,14 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "form the GPU pipeline uses, instead of "
                      "`recast_conv2d`"),
       llvm::cl::init(false)};
+  PassOptions::Option<unsigned> threads{
+      *this, "threads",
+      llvm::cl::desc("Split large kernels outside the GEMM library across "
+                     "this many threads (recast-parallel-kernels, on MLIR's "
+                     "async runtime, which the executable must load: "
+                     "recast-run does, and sets this to the runtime's thread "
+                     "count); 1 keeps every loop on the calling thread"),
+      llvm::cl::init(1)};
 };
 
 /// The first half of both lowering pipelines, from tensors to buffers: the

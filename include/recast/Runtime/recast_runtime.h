@@ -258,10 +258,17 @@ void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
  * $RECAST_BLAS names another library, or "none". */
 const char *recast_cpu_blas_library(void);
 /* How the CPU backend multiplies bf16 operands into f32: "cblas_sbgemm" (the
- * library's), "avx512_bf16" (recast's vdpbf16ps kernel, on CPUs that have
- * it; $RECAST_BF16_GEMM=widen turns it off) or "widened" (operands widened
- * to f32 for sgemm, or the reference loop without a BLAS). */
+ * library's), "amx_bf16" (recast's AMX tile kernel, where the CPU and the
+ * kernel grant the tiles), "avx512_bf16" (recast's vdpbf16ps kernel, on CPUs
+ * with AVX512_BF16, or $RECAST_BF16_GEMM=avx512) or "widened" (operands
+ * widened to f32 for sgemm, or the reference loop without a BLAS;
+ * $RECAST_BF16_GEMM=widen). */
 const char *recast_cpu_bf16_gemm(void);
+/* Threads the CPU backend's kernels use: $OPENBLAS_NUM_THREADS, else
+ * $OMP_NUM_THREADS, else the hardware's, so that recast's own kernels (the
+ * bf16 GEMM, the loops recast-lower-to-cpu splits across threads) use what
+ * the BLAS does. */
+int recast_cpu_threads(void);
 /* The OpenBLAS core type (the OPENBLAS_CORETYPE value) recast selects on this
  * CPU, or NULL where OpenBLAS's own detection is used. OpenBLAS 0.3.21
  * (Debian 12) does not recognize recent Xeons and falls back to its generic

@@ -656,6 +656,48 @@ def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
   ];
 }
 
+def RecastParallelKernelsPass
+    : Pass<"recast-parallel-kernels", "ModuleOp"> {
+  let summary = "Split the outer parallel loops of large CPU kernels across "
+                "threads";
+  let description = [{
+    Runs after `recast-outline-kernels`. In each kernel function, a linalg op
+    on buffers whose parallel loops all come before its reductions (an
+    elementwise op, a reduction of the innermost dimensions: softmax's max
+    and sum, a layer norm's statistics) and whose iteration space holds at
+    least `min-block-work` * 2 points becomes an `scf.parallel` over those
+    parallel loops, which `async-parallel-for` then splits into `threads`
+    blocks: the calling thread computes the first, the MLIR async runtime's
+    workers the others, and the kernel returns when all are done. Each
+    block is at least `min-block-work` points (a block of a reduction counts
+    its reduction loops), so small kernels stay on the calling thread.
+
+    Every output element is still computed by one thread in the same order,
+    so the results are bitwise those of one thread. Ops whose parallel loops
+    follow a reduction (a sum over the batch rows) keep their loops: the
+    split would need the reduction's partial results, and their access
+    order is the one that streams through memory.
+
+    `recast-lower-to-cpu` runs this pass when its `threads` option is above
+    one (recast-run sets it to the runtime's thread count), followed by
+    the async dialect's lowering to its runtime.
+  }];
+  let options = [
+    Option<"threads", "threads", "unsigned", "2",
+           "Blocks each parallel kernel is split into (at most)">,
+    Option<"minBlockWork", "min-block-work", "int64_t", "65536",
+           "Fewest loop iterations (all loops of the op) in one block">,
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "async::AsyncDialect", "func::FuncDialect",
+    "scf::SCFDialect"
+  ];
+  let statistics = [
+    Statistic<"numParallelKernels", "num-parallel-kernels",
+              "Linalg ops split across threads">,
+  ];
+}
+
 def RecastParallelDimsFirstPass
     : Pass<"recast-parallel-dims-first", "func::FuncOp"> {
   let summary = "Give every linalg op leading parallel loops: reorder loops, "
