@@ -46,12 +46,13 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // One function per kernel keeps LLVM's compile time linear in the number
   // of ops.
   pm.addPass(createRecastOutlineKernelsPass());
-  // Large kernels split across threads, through the async dialect's
-  // runtime: its calls are lowered here, its coroutines by LLVM.
+  // Row reductions with their accumulators in registers; large kernels split
+  // across threads, through the async dialect's runtime: its calls are
+  // lowered here, its coroutines by LLVM.
+  RecastKernelLoopsPassOptions kernelLoops;
+  kernelLoops.threads = options.threads;
+  pm.addPass(createRecastKernelLoopsPass(kernelLoops));
   if (options.threads > 1) {
-    RecastParallelKernelsPassOptions parallel;
-    parallel.threads = options.threads;
-    pm.addPass(createRecastParallelKernelsPass(parallel));
     pm.addPass(createAsyncToAsyncRuntimePass());
     pm.addPass(createAsyncRuntimeRefCountingPass());
     pm.addPass(createAsyncRuntimeRefCountingOptPass());

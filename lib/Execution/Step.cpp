@@ -34,6 +34,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <cstring>
+#include <dlfcn.h>
 #include <unistd.h>
 
 // Defined by libmlir_float16_utils (the bf16 truncation libcalls). Only
@@ -314,20 +315,43 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
-  // Kernels split across threads call the async runtime, which registers
-  // its functions with the engine when loaded.
-  bool callsAsyncRuntime = false;
+  // Kernels split across threads call MLIR's async runtime.
+  SmallVector<std::string> asyncFunctions;
   module.walk([&](LLVM::LLVMFuncOp func) {
     if (func.isExternal() && func.getSymName().starts_with("mlirAsyncRuntime"))
-      callsAsyncRuntime = true;
+      asyncFunctions.push_back(func.getSymName().str());
   });
-  SmallVector<StringRef, 1> sharedLibs;
-  if (callsAsyncRuntime)
-    sharedLibs.push_back(RECAST_MLIR_ASYNC_RUNTIME);
-  engineOptions.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return engine.takeError();
+  // The async runtime is bound here from a library loaded once for the
+  // process, not through the engine's shared libraries: an engine unloads
+  // those by calling their destroy hook, and the async runtime's resets its
+  // one default runtime, which the next step compiled would then call.
+  if (!asyncFunctions.empty()) {
+    // Privately (RTLD_LOCAL): made global, the libraries it loads would
+    // interpose on those of another LLVM in the process (torch-mlir's).
+    static void *library =
+        ::dlopen(RECAST_MLIR_ASYNC_RUNTIME, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      return makeError("cannot load MLIR's async runtime (" +
+                       std::string(RECAST_MLIR_ASYNC_RUNTIME) +
+                       "), which the step's threads need: " + ::dlerror());
+    SmallVector<std::pair<std::string, void *>> addresses;
+    for (const std::string &name : asyncFunctions) {
+      void *address = ::dlsym(library, name.c_str());
+      if (!address)
+        return makeError("MLIR's async runtime has no function '" + name + "'");
+      addresses.emplace_back(name, address);
+    }
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      for (auto &[name, address] : addresses)
+        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                   llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
+  }
   // On hosts without AVX512_BF16, LLVM lowers f32 and f64 to bf16
   // truncations to these libcalls. MLIR's float16 utilities (linked in)
   // define them, but an extension module loads that library privately, out

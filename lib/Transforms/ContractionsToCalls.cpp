@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Runtime/recast_runtime.h"
+#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,40 +61,6 @@ struct GemmForm {
   bool transA = false, transB = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
 };
-
-/// `value` without an exact widening cast (extf) in front of it.
-Value skipWidening(Value value) {
-  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
-    return ext.getIn();
-  return value;
-}
-
-/// Whether `op`'s body is `out + x * y` with x and y the two inputs, each
-/// possibly widened: exactly what the GEMM computes.
-bool hasMultiplyAccumulateBody(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getOperations().size() > 5)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body->getArgument(2);
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != out && add.getRhs() != out)
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value x = skipWidening(mul.getLhs()), y = skipWidening(mul.getRhs());
-  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
-  if (!((x == in0 && y == in1) || (x == in1 && y == in0)))
-    return false;
-  // Nothing else may happen in the body: the ops counted are the casts, the
-  // product, the sum and the yield.
-  unsigned expected = 3 + (x != mul.getLhs()) + (y != mul.getRhs());
-  return body->getOperations().size() == expected;
-}
 
 /// The dimensions a map's results index, if each is a plain dimension.
 std::optional<SmallVector<unsigned>> getPlainDims(AffineMap map) {
@@ -210,7 +177,7 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
     why = "it does not have two inputs and one output";
     return failure();
   }
-  if (!hasMultiplyAccumulateBody(op)) {
+  if (!recast::hasMultiplyAccumulateBody(op)) {
     why = "its body is not a multiply-accumulate";
     return failure();
   }
@@ -373,7 +340,7 @@ std::optional<std::pair<ScaledDim, ScaledDim>> getWindowSum(AffineExpr expr) {
 /// the result for a filter gradient, an input for the convolution itself.
 FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !hasMultiplyAccumulateBody(op) || op.getNumLoops() != 7 ||
+      !recast::hasMultiplyAccumulateBody(op) || op.getNumLoops() != 7 ||
       op.getNumReductionLoops() != 3) {
     why = "it is not a multiply-accumulate over seven loops";
     return failure();

@@ -199,6 +199,9 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
         createRecastMixedPrecisionPass(getMixedPrecisionOptions(options)));
   // The backward of every recast.value_and_grad left.
   pm.addPass(createRecastAutodiffPass());
+  // Transposes that only feed a GEMM (nn.Linear's weight.t(), a tied LM
+  // head, their re-transposes in the backward) are the GEMM's flags.
+  pm.addNestedPass<func::FuncOp>(createRecastFoldTransposesPass());
   // Before remat, so that the schedule it solves for is the step with its
   // updates in place: the remat problem keeps every reader of a parameter
   // before the parameter's update, and a budget ratio is a fraction of the

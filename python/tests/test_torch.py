@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 import recast
 import recast.torch as rt
+from conftest import ROOT
 
 STEPS = 5
 
@@ -458,3 +459,23 @@ def test_batchnorm_running_statistics_match_torch(optimizer, lr):
                                    buffer.numpy(), rtol=1e-5, atol=1e-7,
                                    err_msg=key)
     assert int(dict(model.named_buffers())["1.num_batches_tracked"]) == STEPS
+
+
+def test_threaded_step_then_torch_mlir_export():
+    """A step whose kernels run on two threads loads MLIR's async runtime;
+    torch-mlir's own LLVM, imported after it in the same process, must not
+    bind to that runtime's libraries (it aborted when they were global)."""
+    script = (
+        "import recast, recast.torch as rt, torch.nn as nn, torch\n"
+        "program = recast.compile('examples/mlp/train_step.mlir')\n"
+        "program.step(program.init_params(0), program.init_batch(0))\n"
+        "model = nn.Sequential(nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 4))\n"
+        "step = rt.export_step(model, (torch.randn(4, 16),),\n"
+        "                      torch.randint(0, 4, (4,)),\n"
+        "                      nn.functional.cross_entropy)\n"
+        "print('exported', len(step.params_from(model)))\n")
+    env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "exported 4" in result.stdout

@@ -656,45 +656,92 @@ def RecastOutlineKernelsPass : Pass<"recast-outline-kernels", "ModuleOp"> {
   ];
 }
 
-def RecastParallelKernelsPass
-    : Pass<"recast-parallel-kernels", "ModuleOp"> {
-  let summary = "Split the outer parallel loops of large CPU kernels across "
-                "threads";
+def RecastFoldTransposesPass
+    : Pass<"recast-fold-transposes", "func::FuncOp"> {
+  let summary = "Contractions read their transposed operands in place";
   let description = [{
-    Runs after `recast-outline-kernels`. In each kernel function, a linalg op
-    on buffers whose parallel loops all come before its reductions (an
-    elementwise op, a reduction of the innermost dimensions: softmax's max
-    and sum, a layer norm's statistics) and whose iteration space holds at
-    least `min-block-work` * 2 points becomes an `scf.parallel` over those
-    parallel loops, which `async-parallel-for` then splits into `threads`
-    blocks: the calling thread computes the first, the MLIR async runtime's
-    workers the others, and the kernel returns when all are done. Each
-    block is at least `min-block-work` points (a block of a reduction counts
-    its reduction loops), so small kernels stay on the calling thread.
+    A contraction on tensors (a linalg op whose body is `out + x * y`, the
+    inputs possibly widened: matmuls, batch matmuls and their generic
+    forms) that reads the result of a transpose (`linalg.transpose`, or a
+    generic that only permutes its input) reads the transpose's input
+    instead, through the composed indexing map; the transpose goes when
+    nothing else reads it. The GEMM takes either operand transposed at no
+    cost (`recast_gemm`'s `transA` / `transB`, cuBLAS's `op`), so the
+    transpose was a pass over memory and a buffer for nothing: torch-mlir's
+    every `nn.Linear` (`x @ weight.t()`), a tied LM head (`h @ wte^T`) and
+    the re-transposed parameters the backward reads.
 
-    Every output element is still computed by one thread in the same order,
-    so the results are bitwise those of one thread. Ops whose parallel loops
-    follow a reduction (a sum over the batch rows) keep their loops: the
-    split would need the reduction's partial results, and their access
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<64x32xbf16>)
+           outs(%e : tensor<32x64xbf16>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %t : tensor<8x32xbf16>, tensor<32x64xbf16>)
+           outs(%acc : tensor<8x64xf32>) -> tensor<8x64xf32>
+    // becomes a linalg.generic reading %w through (d0, d1, d2) -> (d1, d2)
+    ```
+
+    `recast-train-pipeline` runs it after autodiff, so that remat and the
+    memory report see the step as it will run.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded",
+              "Transposed operands read in place">,
+  ];
+}
+
+def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
+  let summary = "CPU kernels to loops: row reductions with accumulators in "
+                "registers, large kernels split across threads";
+  let description = [{
+    Runs after `recast-outline-kernels`, on the kernel functions; the linalg
+    ops it leaves become loops in `convert-linalg-to-loops`.
+
+    **Row reductions.** A linalg op on buffers whose parallel loops all come
+    before its reductions, and whose outputs do not depend on the reduction
+    loops (softmax's max and sum, a layer norm's statistics, a dot product
+    per row), becomes an `scf.parallel` over its parallel loops whose body
+    loads each output element once, carries it through an `scf.for` nest
+    over the reductions as an iteration argument, and stores it once.
+    `convert-linalg-to-loops` loads and stores the output element on every
+    iteration: a chain through memory that LLVM cannot keep in a register
+    while it cannot prove the buffers apart. A max or min accumulated in a
+    narrow type through `extf` / `truncf` (mixed precision's max of bf16
+    scores) is carried in the wide type and narrowed once: the max of two
+    values is one of them, so each narrowing was exact.
+
+    **Threads.** With `threads` above one, a kernel whose parallel loops
+    all come before its reductions, each output element belonging to one
+    point of those loops, and whose iteration space holds at least
+    `min-block-work` * 2 points, has its parallel loops split by the async
+    dialect's `async-parallel-for` into at most `threads` blocks: the
+    calling thread computes the first, the MLIR async runtime's workers the
+    others, and the kernel returns when all are done. Each block is at least
+    `min-block-work` points (a block of a reduction counts its reduction
+    loops), so small kernels stay on the calling thread. Every output
+    element is still computed by one thread in the same order, so the
+    results are bitwise those of one thread. Ops whose parallel loops follow
+    a reduction (a sum over the batch rows) keep their loops: their access
     order is the one that streams through memory.
 
-    `recast-lower-to-cpu` runs this pass when its `threads` option is above
-    one (recast-run sets it to the runtime's thread count), followed by
-    the async dialect's lowering to its runtime.
+    `recast-lower-to-cpu` runs this pass, with its `threads` option (set by
+    recast-run to the runtime's thread count), then the async dialect's
+    lowering to its runtime when `threads` is above one.
   }];
   let options = [
-    Option<"threads", "threads", "unsigned", "2",
-           "Blocks each parallel kernel is split into (at most)">,
+    Option<"threads", "threads", "unsigned", "1",
+           "Blocks each large kernel is split into (at most); 1: none">,
     Option<"minBlockWork", "min-block-work", "int64_t", "65536",
            "Fewest loop iterations (all loops of the op) in one block">,
   ];
   let dependentDialects = [
-    "arith::ArithDialect", "async::AsyncDialect", "func::FuncDialect",
-    "scf::SCFDialect"
+    "affine::AffineDialect", "arith::ArithDialect", "async::AsyncDialect",
+    "func::FuncDialect", "memref::MemRefDialect", "scf::SCFDialect"
   ];
   let statistics = [
+    Statistic<"numRowReductions", "num-row-reductions",
+              "Row reductions lowered with accumulators in registers">,
     Statistic<"numParallelKernels", "num-parallel-kernels",
-              "Linalg ops split across threads">,
+              "Kernels split across threads">,
   ];
 }
 

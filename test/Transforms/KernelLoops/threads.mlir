@@ -1,5 +1,5 @@
-// RUN: recast-opt %s --split-input-file --recast-parallel-kernels="threads=2 min-block-work=1024" | FileCheck %s
-// RUN: recast-opt %s --split-input-file --recast-parallel-kernels="threads=1 min-block-work=1024" | FileCheck %s --check-prefix=ONE
+// RUN: recast-opt %s --split-input-file --recast-kernel-loops="threads=2 min-block-work=1024" | FileCheck %s
+// RUN: recast-opt %s --split-input-file --recast-kernel-loops="threads=1 min-block-work=1024" | FileCheck %s --check-prefix=ONE
 
 // A row reduction (softmax's max): its rows split across two threads, each
 // block of at least 1024 points of the whole op (4 rows of 256), here 32
@@ -16,13 +16,16 @@
 // CHECK-LABEL: func.func private @parallel_compute_fn
 // CHECK-SAME:    passthrough = ["noinline"]
 // CHECK:         scf.for
-// CHECK:           scf.for {{.*}} to %c256
+// CHECK:           memref.load
+// CHECK:           scf.for {{.*}} iter_args
 // CHECK:             arith.maximumf
 // CHECK-LABEL: func.func private @async_dispatch_fn
 // CHECK:         async.execute
 
+// One thread: the same loops, not split.
 // ONE-LABEL: func.func private @kernel_rows
-// ONE:         linalg.generic
+// ONE:         scf.parallel
+// ONE:           scf.for {{.*}} iter_args
 // ONE-NOT:     async
 func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x256xf32>) outs(%m : memref<64xf32>) {
@@ -35,12 +38,15 @@ func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attri
 
 // -----
 
-// Elementwise: one loop over both dimensions, in blocks of an equal share
-// per thread (8192 of 256 x 64 points).
+// Elementwise: the rows (at least 64 of them) are the parallel loop, in
+// blocks of an equal share per thread (128 of 256), the columns a loop
+// inside.
 
+// ONE-LABEL: func.func private @kernel_cast
+// ONE:         linalg.generic
 // CHECK-LABEL: func.func private @kernel_cast
 // CHECK-NOT:     linalg.generic
-// CHECK-DAG:     arith.constant 8192 : index
+// CHECK-DAG:     arith.constant 128 : index
 // CHECK:         async.await_all
 // CHECK-LABEL: func.func private @parallel_compute_fn
 // CHECK-SAME:    passthrough = ["noinline"]
