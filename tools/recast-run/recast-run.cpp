@@ -659,6 +659,8 @@ static int runMain(int argc, char **argv) {
       out.attribute("file", inputFilename.getValue());
       out.attribute("steps", numSteps.getValue());
       out.attribute("seed", int64_t(seed.getValue()));
+      // The CPU threads of the GEMMs and of the kernels split across them.
+      out.attribute("threads", int64_t(recast_cpu_threads()));
       out.attribute("compile_ms", compileMs);
       // JSON has no NaN or infinity: null stands for them.
       auto finiteOrNull = [](double value) -> llvm::json::Value {
