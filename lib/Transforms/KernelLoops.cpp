@@ -129,6 +129,48 @@ std::optional<WideAccumulator> wideAccumulatorOf(linalg::LinalgOp op,
   return WideAccumulator{widen, narrow.getIn()};
 }
 
+/// Lanes of a reduction: independent accumulators over interleaved
+/// iterations of the innermost reduction loop, so that the combining ops do
+/// not wait on each other and LLVM can vectorize them, as every vectorized
+/// reduction (PyTorch's, a BLAS's) does.
+constexpr int64_t kReductionLanes = 8;
+
+/// The op that folds each iteration into output `output`'s accumulator when
+/// it is a sum, a product, a max or a min, reading the accumulator once and
+/// in its own type; null otherwise. A max or a min is exactly associative
+/// and commutative, NaNs included, so its lanes give the sequential result
+/// bit for bit; a sum or product in lanes is associated differently (8
+/// partial results, then their sum), the same way for any thread count.
+Operation *laneCombinerOf(linalg::LinalgOp op, unsigned output,
+                          const std::optional<WideAccumulator> &wide) {
+  Value acc = wide ? wide->widen->getResult(0)
+                   : Value(op.getRegionOutputArgs()[output]);
+  Operation *combiner =
+      wide ? wide->combined.getDefiningOp()
+           : op.getBlock()->getTerminator()->getOperand(output).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+                       arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(
+          combiner) ||
+      !acc.hasOneUse() || *acc.getUsers().begin() != combiner ||
+      combiner->getResult(0).getType() != acc.getType())
+    return nullptr;
+  return combiner;
+}
+
+/// The value that leaves every other unchanged under `combiner`.
+Value laneIdentity(OpBuilder &b, Location loc, Operation *combiner) {
+  auto type = cast<FloatType>(combiner->getResult(0).getType());
+  const llvm::fltSemantics &semantics = type.getFloatSemantics();
+  // -0 + x is x for every x, -0 included (+0 + -0 would be +0).
+  APFloat identity =
+      isa<arith::AddFOp>(combiner)       ? APFloat::getZero(semantics, true)
+      : isa<arith::MulFOp>(combiner)     ? APFloat::getOne(semantics)
+      : isa<arith::MaximumFOp>(combiner) ? APFloat::getInf(semantics, true)
+      : isa<arith::MinimumFOp>(combiner) ? APFloat::getInf(semantics, false)
+                                         : APFloat::getQNaN(semantics);
+  return arith::ConstantFloatOp::create(b, loc, type, identity);
+}
+
 /// Fewest iterations of a kernel's outer, parallel loop: its leading
 /// parallel loops are collapsed into one until their product reaches it, so
 /// that a batch of 1 or 12 heads still gives every thread work, and the
@@ -241,6 +283,61 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     return yielded;
   };
 
+  // A max or min reduction over the innermost loop (extent `extent`) in
+  // kReductionLanes accumulators per output: lane u takes the iterations
+  // u, u + lanes, ...; the lanes are then folded together and the
+  // iterations past the last whole group of lanes run on that.
+  auto reduceInLanes = [&](OpBuilder &b, ValueRange outerDims,
+                           ValueRange outputs, ArrayRef<Operation *> combiners,
+                           int64_t extent) {
+    int64_t whole = extent - extent % kReductionLanes;
+    SmallVector<Value> laneInit;
+    for (unsigned output = 0; output < numOutputs; ++output)
+      for (int64_t lane = 0; lane < kReductionLanes; ++lane)
+        laneInit.push_back(lane == 0 ? outputs[output]
+                                     : laneIdentity(b, loc, combiners[output]));
+    auto grouped = scf::ForOp::create(
+        b, loc, index(b, 0), index(b, whole), index(b, kReductionLanes),
+        laneInit, [&](OpBuilder &inner, Location, Value iv, ValueRange accs) {
+          SmallVector<Value> next(accs.size());
+          for (int64_t lane = 0; lane < kReductionLanes; ++lane) {
+            SmallVector<Value> allDims(outerDims);
+            allDims.push_back(
+                arith::AddIOp::create(inner, loc, iv, index(inner, lane)));
+            SmallVector<Value> laneAccs;
+            for (unsigned output = 0; output < numOutputs; ++output)
+              laneAccs.push_back(accs[output * kReductionLanes + lane]);
+            SmallVector<Value> laneResults =
+                emitPayload(inner, allDims, laneAccs);
+            for (unsigned output = 0; output < numOutputs; ++output)
+              next[output * kReductionLanes + lane] = laneResults[output];
+          }
+          scf::YieldOp::create(inner, loc, next);
+        });
+    SmallVector<Value> folded;
+    for (unsigned output = 0; output < numOutputs; ++output) {
+      Value acc = grouped.getResult(output * kReductionLanes);
+      for (int64_t lane = 1; lane < kReductionLanes; ++lane) {
+        IRMapping mapping;
+        mapping.map(combiners[output]->getOperand(0), acc);
+        mapping.map(combiners[output]->getOperand(1),
+                    grouped.getResult(output * kReductionLanes + lane));
+        acc = b.clone(*combiners[output], mapping)->getResult(0);
+      }
+      folded.push_back(acc);
+    }
+    if (whole == extent)
+      return folded;
+    auto rest = scf::ForOp::create(
+        b, loc, index(b, whole), index(b, extent), index(b, 1), folded,
+        [&](OpBuilder &inner, Location, Value iv, ValueRange accs) {
+          SmallVector<Value> allDims(outerDims);
+          allDims.push_back(iv);
+          scf::YieldOp::create(inner, loc, emitPayload(inner, allDims, accs));
+        });
+    return SmallVector<Value>(rest.getResults());
+  };
+
   // The parallel loops not collapsed, then the body at each of their points.
   SmallVector<Value> lbs, ubs, steps;
   for (unsigned dim = numCollapsed; dim < numParallel; ++dim) {
@@ -279,15 +376,25 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
             redUbs.push_back(index(b, ranges[dim]));
             redSteps.push_back(index(b, 1));
           }
-          results = scf::buildLoopNest(
-                        b, loc, redLbs, redUbs, redSteps, outputs,
-                        [&](OpBuilder &inner, Location, ValueRange redDims,
-                            ValueRange accs) -> scf::ValueVector {
-                          SmallVector<Value> allDims(outerDims);
-                          llvm::append_range(allDims, redDims);
-                          return emitPayload(inner, allDims, accs);
-                        })
-                        .results;
+          SmallVector<Operation *> combiners;
+          for (unsigned output = 0; output < numOutputs; ++output)
+            combiners.push_back(laneCombinerOf(op, output, wide[output]));
+          int64_t extent = ranges.back();
+          bool lanes = redLbs.size() == 1 && extent >= 2 * kReductionLanes &&
+                       llvm::all_of(combiners, [](Operation *c) { return c; });
+          if (!lanes) {
+            results = scf::buildLoopNest(
+                          b, loc, redLbs, redUbs, redSteps, outputs,
+                          [&](OpBuilder &inner, Location, ValueRange redDims,
+                              ValueRange accs) -> scf::ValueVector {
+                            SmallVector<Value> allDims(outerDims);
+                            llvm::append_range(allDims, redDims);
+                            return emitPayload(inner, allDims, accs);
+                          })
+                          .results;
+          } else {
+            results = reduceInLanes(b, outerDims, outputs, combiners, extent);
+          }
         }
         for (unsigned output = 0; output < numOutputs; ++output) {
           OpOperand *init = op.getDpsInitOperand(output);
