@@ -707,7 +707,13 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
     while it cannot prove the buffers apart. A max or min accumulated in a
     narrow type through `extf` / `truncf` (mixed precision's max of bf16
     scores) is carried in the wide type and narrowed once: the max of two
-    values is one of them, so each narrowing was exact.
+    values is one of them, so each narrowing was exact. A sum, product, max
+    or min over an innermost reduction loop of at least 16 iterations runs
+    in 8 lanes over interleaved iterations, folded together after the loop,
+    so that LLVM vectorizes it: a max or a min gives the sequential result
+    bit for bit (they are exactly associative, NaNs included), a sum or
+    product is associated as 8 partial results, the same on any number of
+    threads.
 
     **Threads.** With `threads` above one, a kernel whose parallel loops
     all come before its reductions, each output element belonging to one
