@@ -261,8 +261,20 @@ class Program:
             if arg.name not in source:
                 kind = "params" if arg.role != "batch" else "batch"
                 raise KeyError(f"{kind} has no array for argument '{arg.name}'")
+            given = source[arg.name]
+            # An array of another dtype is refused, not converted: float64
+            # data would be rounded without a word, and a float array for a
+            # bf16 argument (raw uint16 bits) reinterpreted. Python numbers
+            # and lists have no dtype of their own and are converted.
+            if isinstance(given, (np.ndarray, np.generic)) and \
+                    given.dtype != arg.dtype:
+                bits = " (bf16 travels as its raw bits)" \
+                    if arg.element_type == "bf16" else ""
+                raise TypeError(
+                    f"argument '{arg.name}' is {arg.element_type}, stored as "
+                    f"{arg.dtype}{bits}; got an array of {given.dtype}")
             # asarray, not ascontiguousarray: that makes 0-d arrays 1-d.
-            value = np.asarray(source[arg.name], dtype=arg.dtype, order="C")
+            value = np.asarray(given, dtype=arg.dtype, order="C")
             if value.shape != arg.shape:
                 raise ValueError(
                     f"argument '{arg.name}' has shape {arg.shape}, got {value.shape}")

@@ -94,9 +94,13 @@ def test_step_argument_checks(mlp):
         mlp.step(dict(params, w1=params["w1"].T), batch)
     with pytest.raises(KeyError, match="no argument named z"):
         mlp.step(params, dict(batch, z=batch["x"]))
-    # Other dtypes and layouts are converted.
-    loss, _ = mlp.step({k: np.asfortranarray(v.astype(np.float64))
-                        for k, v in params.items()}, batch)
+    # An array of another dtype is refused (float64 would be rounded
+    # silently); other layouts and plain Python lists are converted.
+    with pytest.raises(TypeError, match="'w1' is f32, stored as float32; "
+                                        "got an array of float64"):
+        mlp.step(dict(params, w1=params["w1"].astype(np.float64)), batch)
+    loss, _ = mlp.step({k: np.asfortranarray(v) for k, v in params.items()},
+                       dict(batch, x=batch["x"].tolist()))
     assert loss == pytest.approx(2.311801, abs=1e-6)
 
 
