@@ -12,6 +12,7 @@
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -48,6 +49,82 @@ std::optional<std::pair<Value, AffineMap>> transposeOf(Value value) {
   // result[outputMap(d)] = input[inputMap(d)].
   return std::make_pair(input->get(),
                         inputMap.compose(inversePermutation(outputMap)));
+}
+
+/// Makes the contraction producing `use`'s value write it in the layout its
+/// consumer walks, when the consumer (an elementwise op) reads it through
+/// one permutation and writes its own output through another: the tied LM
+/// head's weight gradient, computed as (h^T dlogits) [d, vocab] and added
+/// into the table's [vocab, d] gradient, is then written [vocab, d] by the
+/// GEMM (which stores either layout at the same cost) and added row by row,
+/// not read column by column. Only a contraction whose result has no other
+/// reader and whose accumulator starts from a fill of its own.
+bool writeInConsumerLayout(RewriterBase &rewriter, linalg::GenericOp consumer,
+                           OpOperand *use) {
+  auto producer = use->get().getDefiningOp<linalg::LinalgOp>();
+  if (!producer || !producer.hasPureTensorSemantics() ||
+      !use->get().hasOneUse() || !recast::hasMultiplyAccumulateBody(producer))
+    return false;
+  OpOperand *init = producer.getDpsInitOperand(0);
+  auto fill = init->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getResult(0).hasOneUse() ||
+      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return false;
+  AffineMap read = consumer.getMatchingIndexingMap(use);
+  AffineMap write =
+      consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0));
+  if (consumer.getNumDpsInits() != 1 || !read.isPermutation() ||
+      !write.isPermutation() || read == write ||
+      !consumer.getBody()->getOps<linalg::IndexOp>().empty())
+    return false;
+  // The result's index i becomes index toNew(i) of the new layout.
+  AffineMap toNew = write.compose(inversePermutation(read));
+  auto type = cast<RankedTensorType>(use->get().getType());
+  SmallVector<int64_t> shape(type.getRank());
+  for (unsigned i = 0; i < shape.size(); ++i)
+    shape[toNew.getDimPosition(i)] = type.getDimSize(i);
+  auto newType = RankedTensorType::get(shape, type.getElementType());
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(producer);
+  if (!isa<linalg::GenericOp>(*producer)) {
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, producer);
+    if (failed(generalized))
+      return false;
+    producer = *generalized;
+  }
+  Location loc = producer.getLoc();
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc, shape, type.getElementType());
+  Value zero = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
+                   .getResult(0);
+  SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+  maps.back() = toNew.compose(maps.back());
+  auto generic = cast<linalg::GenericOp>(*producer);
+  auto rewritten = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{newType}, generic.getInputs(), ValueRange{zero},
+      maps, generic.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(generic.getRegion(), rewritten.getRegion(),
+                              rewritten.getRegion().end());
+  // The consumer reads the new layout as it writes, and its loops are
+  // interchanged so that it walks both in memory order (write becomes the
+  // identity; its loops are all parallel).
+  AffineMap interchange = inversePermutation(write);
+  rewriter.modifyOpInPlace(consumer, [&] {
+    use->set(rewritten.getResult(0));
+    SmallVector<AffineMap> consumerMaps = consumer.getIndexingMapsArray();
+    consumerMaps[use->getOperandNumber()] = write;
+    for (AffineMap &map : consumerMaps)
+      map = map.compose(interchange);
+    consumer.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(consumerMaps));
+  });
+  Operation *oldEmpty = fill.getOutputs()[0].getDefiningOp();
+  rewriter.eraseOp(generic);
+  rewriter.eraseOp(fill);
+  if (oldEmpty->use_empty())
+    rewriter.eraseOp(oldEmpty);
+  return true;
 }
 
 struct RecastFoldTransposesPass
@@ -96,6 +173,17 @@ struct RecastFoldTransposesPass
         if (transpose->use_empty())
           rewriter.eraseOp(transpose);
     }
+
+    SmallVector<std::pair<linalg::GenericOp, unsigned>> permutedReads;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumReductionLoops() == 0)
+        for (OpOperand *input : op.getDpsInputOperands())
+          permutedReads.emplace_back(op, input->getOperandNumber());
+    });
+    for (auto [consumer, operand] : permutedReads)
+      if (writeInConsumerLayout(rewriter, consumer,
+                                &consumer->getOpOperand(operand)))
+        ++numRelaidOut;
   }
 };
 

@@ -679,13 +679,24 @@ def RecastFoldTransposesPass
     // becomes a linalg.generic reading %w through (d0, d1, d2) -> (d1, d2)
     ```
 
+    The other way round, a contraction whose result only feeds an
+    elementwise op that reads it through one permutation and writes through
+    another (the tied LM head's weight gradient, `h^T dlogits` of shape
+    [d, vocab], added into the table's [vocab, d] gradient), and whose
+    accumulator is a fill of its own, writes its result in the layout the
+    consumer walks: the GEMM stores either layout at the same cost, and the
+    consumer then streams through both operands instead of reading one
+    column by column.
+
     `recast-train-pipeline` runs it after autodiff, so that remat and the
     memory report see the step as it will run.
   }];
-  let dependentDialects = ["linalg::LinalgDialect"];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
   let statistics = [
     Statistic<"numFolded", "num-folded",
               "Transposed operands read in place">,
+    Statistic<"numRelaidOut", "num-relaid-out",
+              "Contraction results written in their consumer's layout">,
   ];
 }
 

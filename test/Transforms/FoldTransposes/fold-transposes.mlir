@@ -77,3 +77,40 @@ func.func @not_contractions(%w: tensor<16x16xf32>, %x: tensor<16x16xf32>) -> (te
   %y = linalg.matmul ins(%x, %n : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %s, %y : tensor<16x16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// The tied LM head's weight gradient: h^T dlogits is [d, vocab], added into
+// the table's [vocab, d] gradient through a transposed write. The GEMM
+// writes [vocab, d] (its output map transposed, its own zero fill of that
+// shape), and the addition streams through both.
+
+// CHECK-DAG: #[[HT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[DL:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[GT:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @tied_head_gradient
+// CHECK-NOT:     tensor<8x32xf32>
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<32x8xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<32x8xf32>)
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[HT]], #[[DL]], #[[GT]]], iterator_types = ["reduction", "parallel", "parallel"]}
+// CHECK-SAME:      outs(%[[Z]] : tensor<32x8xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME:      ins(%[[G]] : tensor<32x8xf32>)
+func.func @tied_head_gradient(%h: tensor<4x8xf32>, %dl: tensor<4x32xf32>, %acc: tensor<32x8xf32>) -> tensor<32x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>], iterator_types = ["reduction", "parallel", "parallel"]} ins(%h, %dl : tensor<4x8xf32>, tensor<4x32xf32>) outs(%z : tensor<8x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<8x32xf32>) outs(%acc : tensor<32x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<32x8xf32>
+  return %r : tensor<32x8xf32>
+}
