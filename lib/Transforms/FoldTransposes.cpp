@@ -77,12 +77,13 @@ bool writeInConsumerLayout(RewriterBase &rewriter, linalg::GenericOp consumer,
       !write.isPermutation() || read == write ||
       !consumer.getBody()->getOps<linalg::IndexOp>().empty())
     return false;
-  // The result's index i becomes index toNew(i) of the new layout.
+  // Index j of the new layout is index toNew.getDimPosition(j) of the
+  // result.
   AffineMap toNew = write.compose(inversePermutation(read));
   auto type = cast<RankedTensorType>(use->get().getType());
   SmallVector<int64_t> shape(type.getRank());
-  for (unsigned i = 0; i < shape.size(); ++i)
-    shape[toNew.getDimPosition(i)] = type.getDimSize(i);
+  for (unsigned j = 0; j < shape.size(); ++j)
+    shape[j] = type.getDimSize(toNew.getDimPosition(j));
   auto newType = RankedTensorType::get(shape, type.getElementType());
 
   OpBuilder::InsertionGuard guard(rewriter);

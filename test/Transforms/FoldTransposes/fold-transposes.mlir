@@ -114,3 +114,30 @@ func.func @tied_head_gradient(%h: tensor<4x8xf32>, %dl: tensor<4x32xf32>, %acc: 
   } -> tensor<32x8xf32>
   return %r : tensor<32x8xf32>
 }
+
+// -----
+
+// A permutation that is not its own inverse: a batch matmul's result
+// [b, m, n] added into a [m, n, b] accumulator. The matmul writes [m, n, b]
+// (shape 4x5x2, output map (b, m, n, k) -> (m, n, b)).
+
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2, d0)>
+// CHECK-LABEL: func.func @rotated_batch
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x5x2xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<4x5x2xf32>)
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT]]]
+// CHECK-SAME:      outs(%[[Z]] : tensor<4x5x2xf32>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[G]] : tensor<4x5x2xf32>)
+func.func @rotated_batch(%a: tensor<2x4x3xf32>, %b: tensor<2x3x5xf32>, %acc: tensor<4x5x2xf32>) -> tensor<4x5x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %g = linalg.batch_matmul ins(%a, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>) outs(%z : tensor<2x4x5xf32>) -> tensor<2x4x5xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2, d0)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%g : tensor<2x4x5xf32>) outs(%acc : tensor<4x5x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %out, %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x5x2xf32>
+  return %r : tensor<4x5x2xf32>
+}
