@@ -48,9 +48,6 @@ constexpr int64_t kNC = 2048; // columns of B packed at once (of 16, 32)
 /// threads costs more than they save.
 constexpr int64_t kParallelMacs = int64_t(1) << 22;
 
-/// Threads for one product: those of the rest of the backend.
-unsigned gemmThreads() { return unsigned(recast_cpu_threads()); }
-
 /// Packs rows [first, first + count) x k [k0, k0 + kc) of a bf16 matrix
 /// into panels of `width` rows: for each pair of k, `width` (row, k pair)
 /// words. Element (row, p) is x[p * ld + row] when the matrix is stored
@@ -317,7 +314,8 @@ void recast::runtime::amxSbgemm(int order, int transA, int transB, int m, int n,
       (std::min<int64_t>(k, kAmxKC) + kAmxTileK - 1) / kAmxTileK * kAmxTileK;
   int64_t nc = std::min<int64_t>(n, kNC);
   int64_t paddedMC = (std::min<int64_t>(m, kMC) + kAmxMR - 1) / kAmxMR * kAmxMR;
-  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : gemmThreads();
+  unsigned threads =
+      int64_t(m) * n * k < kParallelMacs ? 1 : unsigned(recast_cpu_threads());
   std::unique_ptr<uint16_t[]> packedB(
       new uint16_t[size_t(((nc + kAmxNR - 1) / kAmxNR) * maxPaddedK * kAmxNR)]);
   size_t packedASize = size_t(paddedMC * maxPaddedK);
@@ -378,7 +376,8 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
   const int64_t mr = tile.mr, nr = tile.nr;
   int64_t maxPairs = (std::min<int64_t>(k, kKC) + 1) / 2;
   int64_t nc = std::min<int64_t>(n, kNC), mc = std::min<int64_t>(m, kMC);
-  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : gemmThreads();
+  unsigned threads =
+      int64_t(m) * n * k < kParallelMacs ? 1 : unsigned(recast_cpu_threads());
   // A row-major A holds each pair of k as one 32-bit word already when its
   // rows start at even offsets and k is even (no odd tail reading past a
   // row): the micro-kernel then reads it in place.
