@@ -15,16 +15,28 @@ config.excludes = ["Inputs", "lib", "Unit", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py", "recast_reference.py"]
 
 config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
-llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP", "ASAN_OPTIONS",
+                                     "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
-config.substitutions.append(("%python", config.python_executable))
+# A sanitized build (scripts/sanitize): Python is not instrumented, so the
+# ASan runtime that recast's C API needs is preloaded into it; CPython's own
+# allocations at exit are not leaks of recast's.
+if config.recast_asan_runtime:
+    config.substitutions.append(
+        ("%python", "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 %s"
+         % (config.recast_asan_runtime, config.python_executable)))
+    config.available_features.add("asan")
+else:
+    config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%recast_src_root", config.recast_src_root))
 config.substitutions.append(("%recast_obj_root", config.recast_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.recast_src_root, "examples")))
 
 tool_dirs = [config.recast_tools_dir, config.llvm_tools_dir]
 tools = ["recast-opt", "recast-run", "mlir-opt", "mlir-runner",
+         "recast-fuzz-graph", "recast-fuzz-mlir", "recast-fuzz-npy",
+         "recast-fuzz-policy",
          ToolSubst("recast-solve", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.recast_tools_dir, append_path=True)

@@ -8,6 +8,7 @@
 #include "recast/Remat/GraphIO.h"
 #include "recast/Remat/Solver.h"
 #include "recast/Runtime/TrackingAllocator.h"
+#include "recast/Support/Nesting.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -142,6 +143,10 @@ OwningOpRef<ModuleOp> parseWithState(MLIRContext *context, StringRef source,
                                      llvm::SourceMgr &sourceMgr,
                                      AsmParserState &state,
                                      llvm::raw_ostream &diagnostics) {
+  if (llvm::Error deep = ::recast::checkNestingDepth(source, filename)) {
+    diagnostics << "error: " << llvm::toString(std::move(deep)) << "\n";
+    return nullptr;
+  }
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(source, filename), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, context, diagnostics);

@@ -1,6 +1,7 @@
 //===- GraphIO.cpp - Reading and writing remat graphs as JSON -------------===//
 
 #include "recast/Remat/GraphIO.h"
+#include "recast/Support/Nesting.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -319,6 +320,8 @@ Expected<Problem> parseObject(const Reader &reader, const json::Object &root) {
 
 /// `text` parsed as JSON, or an error naming `origin`.
 static Expected<json::Value> parseJSON(StringRef text, StringRef origin) {
+  if (Error deep = checkNestingDepth(text, origin))
+    return std::move(deep);
   Expected<json::Value> root = json::parse(text);
   if (!root)
     return createStringError(

@@ -59,7 +59,11 @@ llvm::Expected<NpyArray> recast::readNpy(llvm::StringRef path) {
                                               /*RequiresNullTerminator=*/false);
   if (!bufferOr)
     return npyError(path, "cannot open: " + bufferOr.getError().message());
-  llvm::StringRef bytes = (*bufferOr)->getBuffer();
+  return parseNpy((*bufferOr)->getBuffer(), path);
+}
+
+llvm::Expected<NpyArray> recast::parseNpy(llvm::StringRef bytes,
+                                          llvm::StringRef path) {
   if (bytes.size() < 10 || !bytes.starts_with("\x93NUMPY"))
     return npyError(path, "not a .npy file (bad magic)");
   unsigned major = uint8_t(bytes[6]);

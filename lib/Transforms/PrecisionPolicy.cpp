@@ -1,6 +1,7 @@
 //===- PrecisionPolicy.cpp - User changes to the precision classes --------===//
 
 #include "recast/Transforms/PrecisionPolicy.h"
+#include "recast/Support/Nesting.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OperationSupport.h"
@@ -103,6 +104,9 @@ PrecisionPolicy::parse(StringRef json, StringRef source, MLIRContext *context) {
   auto error = [&](const Twine &message) {
     return llvm::createStringError("policy " + source + ": " + message);
   };
+  if (llvm::Error deep =
+          ::recast::checkNestingDepth(json, "policy " + source.str()))
+    return std::move(deep);
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
   if (!value)
     return error("not valid JSON: " + llvm::toString(value.takeError()));

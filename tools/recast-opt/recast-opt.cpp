@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/InitAllRecast.h"
+#include "recast/Support/Nesting.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -13,6 +14,8 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::recast::test {
 void registerTestPrintMemoryReportPass();
@@ -30,6 +33,19 @@ int main(int argc, char **argv) {
   mlir::registerAllGPUToLLVMIRTranslations(registry);
   mlir::recast::registerRecastDialects(registry);
 
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "recast optimizer driver\n", registry);
+  // The parser recurses once per nesting level: refuse what would overflow
+  // the stack before it starts (standard input is read once, by the driver).
+  if (inputFilename != "-") {
+    if (auto file = llvm::MemoryBuffer::getFile(inputFilename)) {
+      if (llvm::Error deep = ::recast::checkNestingDepth((*file)->getBuffer(),
+                                                         inputFilename)) {
+        llvm::errs() << "error: " << llvm::toString(std::move(deep)) << "\n";
+        return 1;
+      }
+    }
+  }
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "recast optimizer driver\n", registry));
+      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

@@ -18,6 +18,7 @@
 #include "recast/Runtime/Init.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
+#include "recast/Support/Nesting.h"
 #include "recast/Transforms/TrainPipeline.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -307,6 +308,9 @@ static int runMain(int argc, char **argv) {
   if (!fileOr)
     return fail("cannot read '" + inputFilename +
                 "': " + fileOr.getError().message());
+  if (llvm::Error deep =
+          ::recast::checkNestingDepth((*fileOr)->getBuffer(), inputFilename))
+    return fail(llvm::toString(std::move(deep)));
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*fileOr), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

@@ -32,6 +32,9 @@ struct NpyArray {
 /// unsupported header (big-endian data, Fortran order, object arrays) or a
 /// size that does not match the header.
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
+/// The array in the bytes of a .npy file; `origin` names it in errors.
+llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes,
+                                  llvm::StringRef origin);
 
 /// Writes `array` to `path`.
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
