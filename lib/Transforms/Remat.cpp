@@ -461,9 +461,13 @@ struct RecastRematPass
             ++saved;
         json.attribute("saved", saved);
         json.attributeArray("recomputed", [&] {
-          for (auto [node, count] : llvm::enumerate(evaluations)) {
-            if (count < 2)
+          for (auto [index, evaluationCount] : llvm::enumerate(evaluations)) {
+            if (evaluationCount < 2)
               continue;
+            // Plain copies: a lambda cannot capture structured bindings
+            // before C++20.
+            size_t node = index;
+            int64_t count = evaluationCount;
             Operation *op = graph.getOp(node);
             json.object([&] {
               json.attribute("op", op->getName().getStringRef());

@@ -175,6 +175,11 @@ int main(int argc, char **argv) {
   cl::opt<double> timeLimit("time-limit",
                             cl::desc("Time limit in seconds for milp and auto"),
                             cl::init(10.0), cl::cat(category));
+  cl::opt<double> milpMemoryLimit(
+      "milp-memory-limit",
+      cl::desc("GiB the milp model may take; larger graphs are refused "
+               "before it is built (default: 2)"),
+      cl::init(2.0), cl::cat(category));
   cl::opt<std::string> memoryModel(
       "memory-model",
       cl::desc("checkmate (default) or recast (adds resident bytes and "
@@ -230,6 +235,10 @@ int main(int argc, char **argv) {
   SolveOptions options;
   options.model = *model;
   options.timeLimitSeconds = timeLimit;
+  if (!(milpMemoryLimit > 0))
+    return fail("--milp-memory-limit must be positive");
+  options.milpMemoryLimitBytes =
+      static_cast<uint64_t>(std::min<double>(milpMemoryLimit, 1e9) * (1 << 30));
   options.verbose = verbose;
 
   if (!sweep) {

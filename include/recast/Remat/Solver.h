@@ -32,6 +32,9 @@ struct SolveOptions {
   double timeLimitSeconds = 10;
   /// A schedule known to be valid and within budget; milp starts from it.
   std::optional<Schedule> warmStart;
+  /// milp: refuse graphs whose model would take more memory than this
+  /// (estimated before it is built).
+  uint64_t milpMemoryLimitBytes = uint64_t(2) << 30;
   /// Print solver progress (the MILP log) to stderr.
   bool verbose = false;
 };
