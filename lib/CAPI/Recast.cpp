@@ -419,6 +419,8 @@ recastSolveRemat(MlirStringRef graphJSON, uint64_t budgetBytes,
       {"schedule", std::move(schedule)},
       {"step_bytes", std::move(stepBytes)},
   };
+  if (solution->optimal)
+    out["optimal_over"] = solution->optimalOver;
   if (solution->gap)
     out["gap"] = *solution->gap;
   if (solution->lowerBound)

@@ -88,6 +88,7 @@ Expected<SolveResult> AutoSolver::solve(const Problem &problem,
   run("none", deadline.secondsLeft());
   if (best) {
     best->optimal = true;
+    best->optimalOver = kOptimalOverEverySchedule;
     best->notes = std::move(notes);
     return std::move(*best);
   }
@@ -137,6 +138,10 @@ Expected<SolveResult> AutoSolver::solve(const Problem &problem,
     best->gap = std::max(0.0, (best->evaluation.cost - *best->lowerBound) /
                                   best->evaluation.cost);
     best->optimal = *best->gap <= 1e-9;
+    // The bound is milp's (Solver.cpp widens the claim when nothing is
+    // recomputed).
+    if (best->optimal)
+      best->optimalOver = kOptimalOverCheckmateForm;
   }
   best->notes = std::move(notes);
   return std::move(*best);

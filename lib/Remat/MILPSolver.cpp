@@ -533,8 +533,10 @@ Expected<SolveResult> MILPSolver::solveWithCBC(const Problem &problem,
   double cost = result.evaluation.cost;
   result.gap = cost > 0 ? std::max(0.0, (cost - bound) / cost) : 0.0;
   result.optimal = cbc.isProvenOptimal() || *result.gap < 1e-9;
-  if (result.optimal)
+  if (result.optimal) {
     result.gap = 0;
+    result.optimalOver = kOptimalOverCheckmateForm;
+  }
   return result;
 }
 

@@ -212,6 +212,7 @@ Expected<SolveResult> solve(const Problem &problem, StringRef solverName,
   // recomputation is optimal whatever the solver.
   if (result->evaluation.recomputations == 0) {
     result->optimal = true;
+    result->optimalOver = kOptimalOverEverySchedule;
     result->gap = 0;
     result->lowerBound = result->evaluation.cost;
   }

@@ -448,6 +448,8 @@ struct RecastRematPass
         json.attribute("recompute_flops", result.evaluation.recomputeCost);
         json.attribute("solve_ms", result.solveMilliseconds);
         json.attribute("optimal", result.optimal);
+        if (result.optimal)
+          json.attribute("optimal_over", result.optimalOver);
         llvm::SmallDenseSet<int64_t> blocks;
         for (int64_t block : request.blockOf)
           if (block >= 0)

@@ -77,6 +77,8 @@ void writeResult(raw_ostream &os, const Problem &problem,
     });
     out.attributeEnd();
     out.attribute("optimal", result.optimal);
+    if (result.optimal)
+      out.attribute("optimal_over", result.optimalOver);
     if (result.gap)
       out.attribute("gap", *result.gap);
     if (result.lowerBound)

@@ -49,6 +49,9 @@ struct SolveResult {
   /// True when the cost is proven minimal: no recomputation at all, or a
   /// MILP that closed its gap.
   bool optimal = false;
+  /// The schedules `optimal` is proven over, when it is true:
+  /// kOptimalOverEverySchedule or kOptimalOverCheckmateForm.
+  std::string optimalOver;
   /// Relative gap (cost - bound) / cost proven by the solver, when it has a
   /// lower bound.
   std::optional<double> gap;
@@ -58,6 +61,14 @@ struct SolveResult {
   /// Free-form notes (e.g. why auto skipped a solver).
   std::vector<std::string> notes;
 };
+
+/// Nothing is recomputed: no schedule of any order costs less.
+constexpr const char *kOptimalOverEverySchedule = "every schedule";
+/// A closed MILP gap: minimal among the schedules of Checkmate's form, which
+/// keep the graph's own order (stage t ends with the first evaluation of the
+/// t-th node); a schedule in another topological order may cost less.
+constexpr const char *kOptimalOverCheckmateForm =
+    "schedules in the graph's own order (Checkmate's stages)";
 
 class Solver {
 public:
