@@ -26,9 +26,11 @@ HostTensor HostTensor::allocate(const ElementKind &element,
   tensor.shape.assign(shape.begin(), shape.end());
   size_t bytes = size_t(tensor.sizeInBytes());
   tensor.allocated = TrackingAllocator::global().allocate(bytes);
+  // An exit with the message, not a crash report: the machine is too small.
   if (!tensor.allocated)
     llvm::report_fatal_error(
-        llvm::formatv("out of host memory allocating {0} bytes", bytes));
+        llvm::formatv("out of host memory allocating {0} bytes", bytes),
+        /*gen_crash_diag=*/false);
   tensor.aligned = tensor.allocated;
   std::memset(tensor.allocated, 0, bytes);
   return tensor;

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <tuple>
 
 using namespace recast;
 
@@ -50,7 +51,9 @@ std::string InitSpec::str() const {
 
 llvm::Expected<InitSpec> recast::parseInitSpec(llvm::StringRef text) {
   InitSpec spec;
-  auto [head, arg] = text.split(':');
+  // Not a structured binding: lambdas capture those only from C++20.
+  llvm::StringRef head, arg;
+  std::tie(head, arg) = text.split(':');
   auto parseNumber = [&](double &out) -> llvm::Error {
     if (arg.empty() || arg.trim().getAsDouble(out) || !std::isfinite(out))
       return llvm::createStringError("init rule '" + text +

@@ -59,6 +59,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -411,6 +412,19 @@ static int runMain(int argc, char **argv) {
       staticSummary += llvm::formatv(
           "; saved for the backward {0} and parameter copies {1}",
           report.getSavedActivationBytes(), report.getSavedParamCopyBytes());
+  }
+  // A step larger than the machine fails here, with its size, rather than
+  // in the allocator partway through the first step.
+  struct sysinfo machine;
+  if (deviceName == "cpu" && sysinfo(&machine) == 0) {
+    double available = (double(machine.totalram) + double(machine.totalswap)) *
+                       machine.mem_unit;
+    if (double(staticPeak) > available)
+      return fail(llvm::formatv(
+          "@{0} needs {1:f1} GiB at its static peak, more than this "
+          "machine's {2:f1} GiB of memory and swap (remat lowers the peak: "
+          "--remat)",
+          entryName, staticPeak / double(1 << 30), available / (1 << 30)));
   }
 
   // Initial values: --arg files, --data batches, or the seeded rules.
