@@ -24,7 +24,7 @@ llvm_config.use_default_substitutions()
 # allocations at exit are not leaks of recast's.
 if config.recast_asan_runtime:
     config.substitutions.append(
-        ("%python", "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 %s"
+        ("%python", "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:verify_asan_link_order=0 %s"
          % (config.recast_asan_runtime, config.python_executable)))
     config.available_features.add("asan")
 else:

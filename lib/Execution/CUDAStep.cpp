@@ -241,6 +241,8 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
   if (values.size() != args.size())
     return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
                                    args.size(), values.size()));
+  if (llvm::Error outOfRange = checkIndexBounds(args, values))
+    return std::move(outOfRange);
   recast_set_current_device(device);
   CopyBytes copies;
 

@@ -114,6 +114,78 @@ mlir::recast::getArgumentNames(func::FuncOp func, const AsmParserState *state) {
   return names;
 }
 
+/// The function argument `value` is, through index casts and reshapes, if
+/// any.
+static std::optional<unsigned> getSourceArgument(Value value,
+                                                 func::FuncOp func) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+             tensor::ExtractSliceOp, arith::IndexCastOp, arith::IndexCastUIOp>(
+            def))
+      return std::nullopt;
+    value = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg || arg.getOwner() != &func.front())
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+/// For each argument whose elements index a tensor in a gather (a
+/// `tensor.extract` in a linalg.generic body at an index read from the
+/// argument), the smallest static size they index and that tensor's type.
+static DenseMap<unsigned, std::pair<int64_t, std::string>>
+findIndexBounds(func::FuncOp func) {
+  DenseMap<unsigned, std::pair<int64_t, std::string>> bounds;
+  func.walk([&](tensor::ExtractOp extract) {
+    auto generic = dyn_cast<linalg::GenericOp>(extract->getParentOp());
+    if (!generic)
+      return;
+    auto tableType = extract.getTensor().getType();
+    for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+      Value scalar = index;
+      while (isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp>(
+          scalar.getDefiningOp()))
+        scalar = scalar.getDefiningOp()->getOperand(0);
+      auto blockArg = dyn_cast<BlockArgument>(scalar);
+      if (!blockArg || blockArg.getOwner() != generic.getBody() ||
+          blockArg.getArgNumber() >= generic.getNumDpsInputs())
+        continue;
+      std::optional<unsigned> source = getSourceArgument(
+          generic.getDpsInputOperand(blockArg.getArgNumber())->get(), func);
+      if (!source || tableType.isDynamicDim(dim))
+        continue;
+      int64_t size = tableType.getDimSize(dim);
+      auto [it, inserted] = bounds.try_emplace(*source, size, "");
+      if (inserted || size < it->second.first)
+        it->second = {size, llvm::formatv("dimension {0} of {1}", dim,
+                                          typeString(tableType))
+                                .str()};
+    }
+  });
+  return bounds;
+}
+
+llvm::Error mlir::recast::checkIndexBounds(ArrayRef<StepArgument> args,
+                                           ArrayRef<HostTensor> values) {
+  for (const StepArgument &arg : args) {
+    if (!arg.indexBound || arg.position >= values.size())
+      continue;
+    const HostTensor &value = values[arg.position];
+    int64_t bound = *arg.indexBound;
+    for (int64_t k = 0, e = value.numElements(); k < e; ++k) {
+      double id = value.getAsDouble(k);
+      if (id >= 0 && id < double(bound))
+        continue;
+      return makeError(llvm::formatv(
+          "batch argument %{0} holds {1} at element {2}, outside [0, {3}) "
+          "(it indexes {4})",
+          arg.name, int64_t(id), k, bound, arg.indexes));
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<SmallVector<StepArgument>>
 mlir::recast::analyzeStepSignature(func::FuncOp func,
                                    ArrayRef<std::string> names) {
@@ -137,7 +209,9 @@ mlir::recast::analyzeStepSignature(func::FuncOp func,
                       ArgumentRole::Batch,
                       *element,
                       SmallVector<int64_t>(tensor.getShape()),
-                      std::nullopt};
+                      std::nullopt,
+                      std::nullopt,
+                      ""};
     if (func.getArgAttr(i, RecastDialect::kParamAttrName))
       info.role = ArgumentRole::Param;
     else if (func.getArgAttr(i, RecastDialect::kStateAttrName))
@@ -157,6 +231,13 @@ mlir::recast::analyzeStepSignature(func::FuncOp func,
       info.init = llvm::cantFail(::recast::parseInitSpec("uniform:1"));
     }
     args.push_back(std::move(info));
+  }
+  for (auto &[position, bound] : findIndexBounds(func)) {
+    StepArgument &arg = args[position];
+    if (arg.role != ArgumentRole::Batch || arg.element.isFloat)
+      continue;
+    arg.indexBound = bound.first;
+    arg.indexes = bound.second;
   }
 
   TrainingStepSignature signature(func, names);
@@ -500,6 +581,8 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
   if (values.size() != args.size())
     return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
                                    args.size(), values.size()));
+  if (llvm::Error outOfRange = checkIndexBounds(args, values))
+    return std::move(outOfRange);
   auto &allocator = ::recast::TrackingAllocator::global();
 
   // Packed call of the C wrapper: a pointer to the result struct, then a

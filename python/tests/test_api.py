@@ -276,3 +276,19 @@ def test_precision_policy_and_fp8_other_type(models_dir, tmp_path):
     loss, _ = bf16_between.step(bf16_between.init_params(0),
                                 bf16_between.init_batch(0))
     assert loss == pytest.approx(2.3118, abs=0.02)
+
+
+def test_step_refuses_ids_outside_their_table(models_dir):
+    # GPT-tiny's vocabulary has 128 tokens: id 128 would read past the
+    # embedding and the logits.
+    program = recast.compile(os.path.join(models_dir, "gpt-tiny.mlir"),
+                             opt_level=0)
+    params = program.init_params(0)
+    tokens = program.init_batch(0)["tokens"]
+    tokens[1, 5] = 128
+    with pytest.raises(recast.RecastError,
+                       match=r"batch argument %tokens holds 128 at element "
+                             r"38, outside \[0, 128\)"):
+        program.step(params, {"tokens": tokens})
+    tokens[1, 5] = 127
+    assert np.isfinite(program.step(params, {"tokens": tokens})[0])

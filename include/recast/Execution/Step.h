@@ -53,7 +53,18 @@ struct StepArgument {
   /// The initialization rule: explicit, or the default of the role; none for
   /// an integer batch without a rule.
   std::optional<::recast::InitSpec> init;
+  /// Integer batches whose elements index a dimension (token ids into an
+  /// embedding, class labels into the logits): the smallest such dimension,
+  /// which every element must be below, and what it indexes.
+  std::optional<int64_t> indexBound;
+  std::string indexes;
 };
+
+/// Checks the integer batches with an index bound: an id outside
+/// [0, bound) would read and write outside its table (PyTorch raises
+/// "index out of range" for the same id). One pass over those batches.
+llvm::Error checkIndexBounds(ArrayRef<StepArgument> args,
+                             ArrayRef<::recast::HostTensor> values);
 
 /// The host's view of an element type, or none if it is not exchanged.
 std::optional<::recast::ElementKind> getElementKind(Type type);
