@@ -272,7 +272,8 @@ void widenReductionInputs(Operation *root) {
         continue;
       OpBuilder b(op);
       Location loc = op.getLoc();
-      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), wide);
+      Value empty = tensor::EmptyOp::create(
+          b, loc, tensor::getMixedSizes(b, loc, input->get()), wide);
       AffineMap id = b.getMultiDimIdentityMap(type.getRank());
       SmallVector<utils::IteratorType> parallel(type.getRank(),
                                                 utils::IteratorType::parallel);

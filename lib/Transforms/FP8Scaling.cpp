@@ -410,7 +410,8 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   if (!zeroInit) {
     b.setInsertionPoint(op);
-    Value empty = tensor::EmptyOp::create(b, loc, resultType.getShape(), f32);
+    Value empty = tensor::EmptyOp::create(
+        b, loc, tensor::getMixedSizes(b, loc, oldInit), f32);
     init->set(linalg::FillOp::create(b, loc, ValueRange{cst(loc, 0.0)},
                                      ValueRange{empty})
                   .getResult(0));
