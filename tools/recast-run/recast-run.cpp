@@ -429,6 +429,12 @@ static int runMain(int argc, char **argv) {
 
   // Initial values: --arg files, --data batches, or the seeded rules.
   SmallVector<HostTensor> values(args.size());
+  // Every exit, errors included, gives the buffers back (LeakSanitizer
+  // checks that the step's allocations all end).
+  auto releaseValues = llvm::make_scope_exit([&] {
+    for (HostTensor &value : values)
+      value.release();
+  });
   DenseMap<unsigned, ::recast::NpyArray> batchData;
   int64_t numBatches = 0;
   for (ArgumentInfo &arg : args) {
@@ -765,8 +771,6 @@ static int runMain(int argc, char **argv) {
           last.toDevice, last.toHost, recast_memory_reserved(cudaDevice));
     }
   }
-  for (HostTensor &value : values)
-    value.release();
   return 0;
 }
 
