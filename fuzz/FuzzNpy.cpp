@@ -48,7 +48,8 @@ void load(const recast::NpyArray &array, const recast::ElementKind &kind,
   size_t bytes = tensor->sizeInBytes();
   size_t offset = batch >= 0 ? size_t(batch) * bytes : 0;
   if (offset + bytes > array.data.size() ||
-      std::memcmp(tensor->data(), array.data.data() + offset, bytes) != 0)
+      (bytes > 0 &&
+       std::memcmp(tensor->data(), array.data.data() + offset, bytes) != 0))
     finding("the loaded tensor does not hold the file's bytes");
   tensor->release();
 }

@@ -172,8 +172,10 @@ llvm::Expected<HostTensor> recast::tensorFromNpy(const NpyArray &array,
   }
   HostTensor tensor = HostTensor::allocate(element, shape);
   size_t bytes = tensor.sizeInBytes();
-  std::memcpy(tensor.data(),
-              array.data.data() + (batchIndex >= 0 ? batchIndex * bytes : 0),
-              bytes);
+  // An empty array has no data pointer, which memcpy must not be given.
+  if (bytes > 0)
+    std::memcpy(tensor.data(),
+                array.data.data() + (batchIndex >= 0 ? batchIndex * bytes : 0),
+                bytes);
   return tensor;
 }

@@ -54,6 +54,10 @@ typedef enum recast_status {
 typedef enum recast_device_kind {
   RECAST_DEVICE_CPU = 0,
   RECAST_DEVICE_CUDA = 1,
+  /* Makes every 32-bit value a valid recast_device_kind, so that a caller's
+   * unknown kind reaches recast_device_create's error instead of being
+   * undefined behavior in C++. Not a device. */
+  RECAST_DEVICE_KIND_MAX_ENUM = 0x7fffffff,
 } recast_device_kind;
 
 /* Element types of GEMM operands. The numbering is part of the ABI of
