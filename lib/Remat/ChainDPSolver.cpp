@@ -134,7 +134,7 @@ void combine(const Front &right, uint64_t shift, const Front *left,
 class ChainProgram {
 public:
   ChainProgram(const Problem &problem, SegmentChain chain, MemoryModel model)
-      : problem(problem), chain(std::move(chain)) {
+      : problem(problem), chain(std::move(chain)), model(model) {
     profiles = profileSegments(problem, this->chain);
     pinned = pinnedBytes(problem, model);
     numSegments = this->chain.segments.size();
@@ -173,6 +173,7 @@ private:
 
   const Problem &problem;
   SegmentChain chain;
+  MemoryModel model;
   std::vector<SegmentProfile> profiles;
   uint64_t pinned = 0;
   size_t numSegments = 0;
@@ -309,19 +310,32 @@ Expected<Schedule> ChainProgram::scheduleFor(uint64_t budget) const {
     return smallestPeakSchedule();
   }
   const Front &front = open(0, numSegments - 1);
-  size_t best = front.size();
-  for (size_t i = 0; i < front.size(); ++i)
-    if (pinned + front[i].need <= budget)
-      best = i;
-  if (best == front.size())
-    return overBudgetError("chain-dp", budget, smallestPredictedPeak(),
-                           formatv("its dynamic program over {0} segments "
-                                   "(predicted, conservative)",
-                                   numSegments)
-                               .str());
-  Schedule schedule(chain.prologue.begin(), chain.prologue.end());
-  emit(/*isOpen=*/true, 0, numSegments - 1, best, schedule);
-  return schedule;
+  // The front runs from the smallest need to the smallest cost. A point
+  // whose predicted need fits is within budget; the prediction is
+  // conservative, so a cheaper point whose exact peak (the evaluator's)
+  // fits is better still, and one is often there when no prediction fits.
+  constexpr size_t kMaxExactChecks = 64;
+  size_t checks = 0;
+  for (size_t i = front.size(); i-- > 0;) {
+    bool predictedFit = pinned + front[i].need <= budget;
+    if (!predictedFit && checks >= kMaxExactChecks)
+      continue;
+    Schedule schedule(chain.prologue.begin(), chain.prologue.end());
+    emit(/*isOpen=*/true, 0, numSegments - 1, i, schedule);
+    if (predictedFit)
+      return schedule;
+    ++checks;
+    Expected<Evaluation> exact = evaluate(problem, schedule, model);
+    if (exact && exact->peakBytes <= budget)
+      return schedule;
+    if (!exact)
+      consumeError(exact.takeError());
+  }
+  return overBudgetError("chain-dp", budget, smallestPredictedPeak(),
+                         formatv("its dynamic program over {0} segments "
+                                 "(predicted, conservative)",
+                                 numSegments)
+                             .str());
 }
 
 Schedule ChainProgram::smallestPeakSchedule() const {
