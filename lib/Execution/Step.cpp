@@ -30,11 +30,16 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <dlfcn.h>
+#include <memory>
+#include <mutex>
 #include <unistd.h>
 
 // Defined by libmlir_float16_utils (the bf16 truncation libcalls). Only
@@ -286,7 +291,56 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   return llvm::Error::success();
 }
 
-CompiledStep::~CompiledStep() = default;
+/// MLIR's async runtime, loaded once for the process when a step first
+/// splits kernels across threads; null until then.
+static void *asyncRuntimeLibrary = nullptr;
+
+/// Returns once every worker of the async runtime's thread pool has
+/// finished what it was running. A step returns when its last block
+/// signals its group, while the worker that ran that block may still be in
+/// the block's epilogue, in JIT-compiled code: destroying the engine then
+/// unmaps code a thread is executing (recast-run crashed at exit on a loaded
+/// machine). One task per worker, each waiting until all have started,
+/// occupies every worker at once; the wait is bounded, so a pool smaller
+/// than expected only delays.
+static void drainAsyncRuntimeWorkers() {
+  if (!asyncRuntimeLibrary)
+    return;
+  using Resume = void (*)(void *);
+  auto execute = reinterpret_cast<void (*)(void *, Resume)>(
+      ::dlsym(asyncRuntimeLibrary, "mlirAsyncRuntimeExecute"));
+  if (!execute)
+    return;
+  struct Barrier {
+    std::mutex mutex;
+    std::condition_variable changed;
+    unsigned workers = 0, arrived = 0, left = 0;
+  };
+  auto barrier = std::make_shared<Barrier>();
+  // The runtime's pool is LLVM's default: one thread per hardware thread.
+  barrier->workers = llvm::hardware_concurrency().compute_thread_count();
+  Resume arrive = [](void *handle) {
+    auto *owned = static_cast<std::shared_ptr<Barrier> *>(handle);
+    Barrier &b = **owned;
+    {
+      std::unique_lock<std::mutex> lock(b.mutex);
+      ++b.arrived;
+      b.changed.notify_all();
+      b.changed.wait_for(lock, std::chrono::milliseconds(200),
+                         [&] { return b.arrived >= b.workers; });
+      ++b.left;
+      b.changed.notify_all();
+    }
+    delete owned;
+  };
+  for (unsigned i = 0; i < barrier->workers; ++i)
+    execute(new std::shared_ptr<Barrier>(barrier), arrive);
+  std::unique_lock<std::mutex> lock(barrier->mutex);
+  barrier->changed.wait(lock,
+                        [&] { return barrier->left == barrier->workers; });
+}
+
+CompiledStep::~CompiledStep() { drainAsyncRuntimeWorkers(); }
 
 /// The sizes the running step asks the tracking allocator for, when a call
 /// wants them.
@@ -414,6 +468,7 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
     // interpose on those of another LLVM in the process (torch-mlir's).
     static void *library =
         ::dlopen(RECAST_MLIR_ASYNC_RUNTIME, RTLD_NOW | RTLD_LOCAL);
+    asyncRuntimeLibrary = library;
     if (!library)
       return makeError("cannot load MLIR's async runtime (" +
                        std::string(RECAST_MLIR_ASYNC_RUNTIME) +

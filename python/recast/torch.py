@@ -206,8 +206,37 @@ def _torch_mlir_loss(model, inputs, target, loss_fn):
     except Exception as error:
         raise ExportError(f"torch-mlir cannot import the model: {error}") \
             from error
+    _check_supported_ops(module)
     text = module.operation.get_asm(enable_debug_info=False)
     return text, param_keys, buffer_keys, mutated, args
+
+
+# The dialects of torch-mlir's linalg-on-tensors output that recast reads.
+# Others (tm_tensor's scan, sort and scatter, left by cumsum, sort, index_put)
+# would only fail later as an unregistered dialect, far from the model.
+_SUPPORTED_DIALECTS = {"builtin", "func", "linalg", "tensor", "arith", "math",
+                       "cf", "scf", "bufferization", "complex", "ml_program"}
+
+
+def _check_supported_ops(module):
+    """Raises ExportError naming the first op outside _SUPPORTED_DIALECTS and
+    the model's source line torch-mlir recorded for it."""
+    def visit(operation):
+        name = operation.name
+        if name.split(".", 1)[0] not in _SUPPORTED_DIALECTS:
+            location = str(operation.location)
+            found = re.search(r'"([^"]+)":(\d+)', location)
+            where = (f" (from {found.group(1)}:{found.group(2)})" if found
+                     else f" ({location})")
+            raise ExportError(f"recast cannot train '{name}', which torch-mlir "
+                              f"emitted for the model{where}; rewrite that "
+                              "part of the model with ops torch-mlir lowers "
+                              "to linalg")
+        for region in operation.regions:
+            for block in region.blocks:
+                for nested in block.operations:
+                    visit(nested.operation)
+    visit(module.operation)
 
 
 _ARG = re.compile(r"%arg(\d+)\b")

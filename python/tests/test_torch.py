@@ -422,6 +422,26 @@ def test_unexportable_model_is_a_clear_error():
                        torch.randn(2, 4), F.mse_loss)
 
 
+def test_op_recast_cannot_train_names_the_model_line():
+    """torch.cumsum becomes tm_tensor.scan, which recast does not read: the
+    error names the op and the line of the model that made it."""
+    class CumulativeSum(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.cumsum(self.linear(x), dim=1)
+
+    line = CumulativeSum.forward.__code__.co_firstlineno + 1
+    with pytest.raises(rt.ExportError,
+                       match=r"recast cannot train 'tm_tensor\.scan', which "
+                             r"torch-mlir emitted for the model \(from "
+                             r".*test_torch\.py:%d\)" % line):
+        rt.export_step(CumulativeSum(), (torch.randn(2, 4),),
+                       torch.randn(2, 4), F.mse_loss)
+
+
 def make_bn_cnn():
     # No bias before BatchNorm, as in torchvision's ResNets: its exact
     # gradient is zero (the normalization removes it), so AdamW would move
