@@ -46,13 +46,17 @@ const NamedPipeline kPipelines[] = {
     {"autodiff", "builtin.module(recast-autodiff)"},
     {"train-step", "builtin.module(recast-train-step)"},
     {"verify-training-step", "builtin.module(recast-verify-training-step)"},
+    {"loss-scaling", "builtin.module(recast-loss-scaling)"},
     {"mixed-precision-bf16",
-     "builtin.module(recast-mixed-precision{compute-type=bf16})"},
+     "builtin.module(recast-autodiff{gradient-origins=true},"
+     "recast-mixed-precision{compute-type=bf16})"},
     {"mixed-precision-f16",
-     "builtin.module(recast-mixed-precision{compute-type=f16 "
-     "loss-scale=dynamic})"},
+     "builtin.module(recast-loss-scaling{loss-scale=dynamic},"
+     "recast-autodiff{gradient-origins=true},"
+     "recast-mixed-precision{compute-type=f16})"},
     {"mixed-precision-fp8",
-     "builtin.module(recast-mixed-precision{compute-type=fp8})"},
+     "builtin.module(recast-autodiff{gradient-origins=true},"
+     "recast-mixed-precision{compute-type=fp8})"},
     {"train-pipeline", "builtin.module(recast-train-pipeline)"},
     {"train-pipeline-bf16-remat",
      "builtin.module(recast-train-pipeline{mixed-precision=bf16 "

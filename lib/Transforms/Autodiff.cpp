@@ -27,6 +27,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::recast {
@@ -93,20 +94,21 @@ public:
 
   LogicalResult run();
   int64_t getNumGradientOps() const { return numGradientOps; }
-  void setGradientOpCallback(
-      llvm::function_ref<void(Operation *, Operation *)> callback) {
-    onGradientOp = callback;
-  }
 
 private:
   LogicalResult checkCallee();
   LogicalResult cloneForward();
   LogicalResult replaceForwardTwins(SmallVectorImpl<Operation *> &replaced);
   void retransposeArguments(Operation *lastForwardOp);
-  /// Called with each forward op and each op made for its gradients, once
-  /// the backward is final.
-  llvm::function_ref<void(Operation *, Operation *)> onGradientOp;
+  /// The forward op each op of the backward was made for.
   DenseMap<Operation *, Operation *> gradientOrigins;
+  void markGradientOrigins();
+
+public:
+  /// Whether the ops of the backward get `recast.gradient_of`.
+  bool markOrigins = false;
+
+private:
   void propagateActivity();
   LogicalResult differentiate(Operation *forwardOp);
   LogicalResult differentiateLinalg(linalg::LinalgOp linalgOp);
@@ -1353,9 +1355,8 @@ LogicalResult ReverseModeBuilder::run() {
     auto created = llvm::make_range(
         lastBefore ? std::next(lastBefore->getIterator()) : block->begin(),
         op->getIterator());
-    if (onGradientOp)
-      for (Operation &gradientOp : created)
-        gradientOrigins.insert({&gradientOp, forwardOp});
+    for (Operation &gradientOp : created)
+      gradientOrigins.insert({&gradientOp, forwardOp});
     // A precision chosen for a forward op holds for the ops that compute its
     // gradients too, as an autocast region covers the backward.
     if (Attribute precision =
@@ -1397,10 +1398,36 @@ LogicalResult ReverseModeBuilder::run() {
     if (origin)
       gradientOrigins.insert({pruned, origin});
   }
-  if (onGradientOp)
-    for (auto [gradientOp, forwardOp] : gradientOrigins)
-      onGradientOp(forwardOp, gradientOp);
+  if (markOrigins)
+    markGradientOrigins();
   return success();
+}
+
+void ReverseModeBuilder::markGradientOrigins() {
+  for (auto [gradientOp, forwardOp] : gradientOrigins) {
+    // Only what a precision policy decides: ops that compute, and ops with
+    // regions (a gather's scatter-add loop), not the zero fills of
+    // accumulators and data movement.
+    auto iface = dyn_cast<PrecisionClassOpInterface>(gradientOp);
+    PrecisionClass kind =
+        iface ? iface.classifyPrecision().kind : PrecisionClass::CastFree;
+    if (isa<linalg::FillOp>(gradientOp) ||
+        (gradientOp->getNumRegions() == 0 &&
+         kind != PrecisionClass::Contraction &&
+         kind != PrecisionClass::Sensitive && kind != PrecisionClass::Follow))
+      continue;
+    // The names a policy entry can match the forward op by: its own and its
+    // body's ops'.
+    llvm::SetVector<StringRef> names;
+    names.insert(forwardOp->getName().getStringRef());
+    for (Region &region : forwardOp->getRegions())
+      for (Operation &inner : region.getOps())
+        if (!inner.hasTrait<OpTrait::IsTerminator>())
+          names.insert(inner.getName().getStringRef());
+    Builder b(gradientOp->getContext());
+    gradientOp->setAttr(RecastDialect::kGradientOfAttrName,
+                        b.getStrArrayAttr(names.getArrayRef()));
+  }
 }
 
 namespace {
@@ -1421,7 +1448,8 @@ struct RecastAutodiffPass
     SymbolTableCollection symbols;
     int64_t numOps = 0;
     for (ValueAndGradOp op : ops)
-      if (failed(differentiateValueAndGrad(op, symbols, &numOps)))
+      if (failed(
+              differentiateValueAndGrad(op, symbols, &numOps, gradientOrigins)))
         return signalPassFailure();
     numGradientOps += numOps;
   }
@@ -1430,14 +1458,14 @@ struct RecastAutodiffPass
 
 LogicalResult mlir::recast::differentiateValueAndGrad(
     ValueAndGradOp op, SymbolTableCollection &symbols, int64_t *numGradientOps,
-    llvm::function_ref<void(Operation *, Operation *)> onGradientOp) {
+    bool markGradientOrigins) {
   auto callee =
       symbols.lookupNearestSymbolFrom<func::FuncOp>(op, op.getCalleeAttr());
   if (!callee)
     return op.emitOpError()
            << "'" << op.getCallee() << "' does not reference a func.func";
   ReverseModeBuilder reverse(op, callee);
-  reverse.setGradientOpCallback(onGradientOp);
+  reverse.markOrigins = markGradientOrigins;
   if (failed(reverse.run()))
     return failure();
   if (numGradientOps)

@@ -69,26 +69,7 @@ LogicalResult mlir::recast::verifyFP8PrecisionOverrides(ModuleOp module,
   return failure(result.wasInterrupted());
 }
 
-llvm::Error mlir::recast::parseFP8Contractions(StringRef text,
-                                               FP8Config &config) {
-  if (text == "layers")
-    config.contractions = FP8Config::Contractions::Layers;
-  else if (text == "all")
-    config.contractions = FP8Config::Contractions::All;
-  else
-    return llvm::createStringError("fp8-contractions='" + text +
-                                   "' is not supported; use layers or all");
-  return llvm::Error::success();
-}
-
-llvm::Error mlir::recast::parseFP8Recipe(StringRef recipe, FP8Config &config) {
-  if (recipe == "delayed")
-    config.recipe = FP8Config::Recipe::Delayed;
-  else if (recipe == "current")
-    config.recipe = FP8Config::Recipe::Current;
-  else
-    return llvm::createStringError(
-        "fp8-recipe='" + recipe + "' is not supported; use delayed or current");
+llvm::Error mlir::recast::checkFP8Numbers(const FP8Config &config) {
   if (config.amaxHistory < 1 || config.amaxHistory > (1 << 20))
     return llvm::createStringError(llvm::formatv(
         "amax-history={0} must be in [1, 2^20]", config.amaxHistory));
@@ -242,7 +223,7 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
   entry.bytes =
       getTensorBytes(cast<RankedTensorType>(value.getType()).clone(format));
 
-  if (config.recipe == FP8Config::Recipe::Delayed) {
+  if (config.recipe == FP8Recipe::Delayed) {
     unsigned n = func.getNumArguments();
     int64_t k = siteOrder.size();
     auto historyType = RankedTensorType::get({config.amaxHistory}, f32);
@@ -269,7 +250,7 @@ Site &FP8Rewriter::getSite(Value value, FloatType format, Operation *user) {
 
   b.setInsertionPoint(user);
   site.amax = AmaxOp::create(b, loc, scalarType, value);
-  if (config.recipe == FP8Config::Recipe::Delayed) {
+  if (config.recipe == FP8Recipe::Delayed) {
     site.scale = site.scaleState;
   } else {
     // This step's amax; a scale of 1 when it gives no positive finite one.
@@ -669,7 +650,7 @@ LogicalResult FP8Rewriter::run() {
       report.contractions.push_back(std::move(entry));
       continue;
     }
-    if (config.contractions == FP8Config::Contractions::Layers &&
+    if (config.contractions == FP8ContractionSet::Layers &&
         !isLayerContraction(cast<linalg::LinalgOp>(op))) {
       entry.keptReason = "fp8-contractions=layers: no parameter operand and "
                          "not a weight gradient (attention-style product of "
@@ -685,7 +666,7 @@ LogicalResult FP8Rewriter::run() {
       config.quantizedOps->insert(op);
     report.contractions.push_back(std::move(entry));
   }
-  if (config.recipe == FP8Config::Recipe::Delayed)
+  if (config.recipe == FP8Recipe::Delayed)
     emitStateUpdates();
   return success();
 }
@@ -751,17 +732,16 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
       json.attribute("compute_type", "fp8");
       json.attribute("policy", config.policy ? config.policy->getSource().str()
                                              : std::string("default"));
-      json.attribute("fp8_recipe", config.recipe == FP8Config::Recipe::Delayed
+      json.attribute("fp8_recipe", config.recipe == FP8Recipe::Delayed
                                        ? "delayed"
                                        : "current");
-      if (config.recipe == FP8Config::Recipe::Delayed)
+      if (config.recipe == FP8Recipe::Delayed)
         json.attribute("amax_history", config.amaxHistory);
       json.attribute("margin", config.margin);
       json.attribute("keep_first_last", config.keepFirstLast);
       json.attribute("fp8_contractions",
-                     config.contractions == FP8Config::Contractions::Layers
-                         ? "layers"
-                         : "all");
+                     config.contractions == FP8ContractionSet::Layers ? "layers"
+                                                                      : "all");
       json.attribute("fp8_other_type",
                      config.otherType ? typeName(config.otherType) : "f32");
       if (config.otherOpsReport)

@@ -12,6 +12,9 @@
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
+#include "recast/Transforms/Passes.h"
+
+#include "OptionValues.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -23,6 +26,11 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTLOSSSCALINGPASS
+#include "recast/Transforms/Passes.h.inc"
+} // namespace mlir::recast
 
 using namespace mlir;
 using namespace mlir::recast;
@@ -338,4 +346,78 @@ mlir::recast::applyLossScaling(func::FuncOp step,
   }
   ret->setOperands(results);
   return int64_t(valueAndGrads.size());
+}
+
+std::optional<double> mlir::recast::getInitialLossScale(func::FuncOp step) {
+  for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
+    auto scale = step.getArgAttrOfType<DictionaryAttr>(
+        i, RecastDialect::kLossScaleAttrName);
+    if (!scale)
+      continue;
+    if (auto value = scale.getAs<FloatAttr>("static"))
+      return value.getValueAsDouble();
+    // Dynamic: the scale argument's initializer is `fill:<S>`.
+    auto init =
+        step.getArgAttrOfType<StringAttr>(i, RecastDialect::kInitAttrName);
+    StringRef text = init ? init.getValue() : StringRef();
+    double value;
+    if (text.consume_front("fill:") && llvm::to_float(text, value))
+      return value;
+  }
+  return std::nullopt;
+}
+
+namespace {
+struct RecastLossScalingPass
+    : public recast::impl::RecastLossScalingPassBase<RecastLossScalingPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+};
+} // namespace
+
+void RecastLossScalingPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto fail = [&](const Twine &message) {
+    emitError(module.getLoc()) << "--recast-loss-scaling: " << message;
+    signalPassFailure();
+  };
+  LossScaleConfig config;
+  config.initScale = initScale;
+  config.growthFactor = growthFactor;
+  config.backoffFactor = backoffFactor;
+  config.growthInterval = growthInterval;
+  config.minScale = minLossScale;
+  if (llvm::Error err = parseLossScale(lossScale, config))
+    return fail(llvm::toString(std::move(err)));
+  // Options that would change nothing are errors, not silently ignored.
+  if (config.mode != LossScaleConfig::Mode::Dynamic &&
+      (isGivenOtherThanDefault(initScale) ||
+       isGivenOtherThanDefault(growthFactor) ||
+       isGivenOtherThanDefault(backoffFactor) ||
+       isGivenOtherThanDefault(growthInterval) ||
+       isGivenOtherThanDefault(minLossScale)))
+    return fail("init-scale, growth-factor, backoff-factor, growth-interval "
+                "and min-loss-scale apply to loss-scale=dynamic, not '" +
+                lossScale + "'");
+  if (StringRef(lossScale).starts_with("dynamic:") &&
+      isGivenOtherThanDefault(initScale))
+    return fail("loss-scale='" + lossScale +
+                "' gives the initial scale; init-scale gives it too");
+  if (config.mode == LossScaleConfig::Mode::None)
+    return;
+
+  int64_t scaled = 0;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    FailureOr<int64_t> count = applyLossScaling(func, config);
+    if (failed(count))
+      return signalPassFailure();
+    scaled += *count;
+  }
+  if (scaled == 0)
+    return fail("loss-scale='" + lossScale +
+                "' needs the step's recast.value_and_grad (it changes what "
+                "the backward is seeded with): run --recast-loss-scaling "
+                "before --recast-autodiff");
+  numScaled += scaled;
 }

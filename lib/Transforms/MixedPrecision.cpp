@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OptionValues.h"
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
@@ -704,6 +705,22 @@ struct RecastMixedPrecisionPass
     registerPrecisionInterfaceExternalModels(registry);
   }
 
+  /// A value outside an enum option's set is refused with the values it
+  /// takes.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (llvm::Error err = checkEnumValues(
+            options, {{"compute-type", &computeType.getParser()},
+                      {"fp8-recipe", &fp8Recipe.getParser()},
+                      {"fp8-contractions", &fp8Contractions.getParser()},
+                      {"fp8-other-type", &fp8OtherType.getParser()},
+                      {"saved-activations", &savedActivations.getParser()}}))
+      return errorHandler("--recast-mixed-precision: " +
+                          llvm::toString(std::move(err)));
+    return Base::initializeOptions(options, errorHandler);
+  }
+
   void runOnOperation() override;
   /// Decides and applies the precision of every op for `lowType`.
   LogicalResult applyLowPrecision(FloatType lowType,
@@ -763,21 +780,18 @@ reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
   return reports;
 }
 
-/// Warns about each op of a function body whose regions (scf.for, scf.if)
-/// hold float computations: the pass decides the ops of the body itself, and
-/// those inside keep the precision they are written in.
-/// Warns about the loops and other region ops of the user's code whose
-/// float ops keep their precision. Autodiff's own (a gather's scatter-add
-/// loop, `gradientOrigins` has them) only accumulate gradients, which stay
-/// FP32.
-static void
-warnAboutNestedRegions(ModuleOp module,
-                       const DenseMap<Operation *, Operation *> &gradientOps) {
+/// Warns about each op of the user's code in a function body whose regions
+/// (scf.for, scf.if) hold float computations: the pass decides the ops of
+/// the body itself, and those inside keep the precision they are written in.
+/// Autodiff's own (a gather's scatter-add loop, marked recast.gradient_of)
+/// only accumulate gradients, which stay FP32.
+static void warnAboutNestedRegions(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     for (Operation &op : func.getBody().getOps()) {
-      if (op.getNumRegions() == 0 || gradientOps.count(&op) ||
+      if (op.getNumRegions() == 0 ||
+          op.hasAttr(RecastDialect::kGradientOfAttrName) ||
           isa<linalg::LinalgOp, tensor::PadOp, tensor::GenerateOp>(op))
         continue;
       WalkResult found = op.walk([&](Operation *inner) {
@@ -803,105 +817,62 @@ warnAboutNestedRegions(ModuleOp module,
 void RecastMixedPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
+  auto fail = [&](const Twine &message) {
+    emitError(module.getLoc()) << "--recast-mixed-precision: " << message;
+    signalPassFailure();
+  };
+  bool fp8 = computeType == MixedPrecisionType::FP8;
   FloatType lowType;
-  if (computeType == "bf16")
+  if (computeType == MixedPrecisionType::BF16 ||
+      (fp8 && fp8OtherType == FP8OtherType::BF16))
+    // FP8 contractions among bf16 ops: the bf16 policy decides every op
+    // first, then the contractions it runs in bf16 are quantized.
     lowType = BFloat16Type::get(ctx);
-  else if (computeType == "f16")
+  else if (computeType == MixedPrecisionType::F16)
     lowType = Float16Type::get(ctx);
+  else if (!fp8)
+    return fail("a compute type is needed: bf16, f16 or fp8");
   // FP8 (FP8Scaling.h): contractions only, with per-tensor scaling.
-  bool fp8 = isFP8ComputeType(computeType);
   FP8Config fp8Config;
+  fp8Config.recipe = fp8Recipe;
+  fp8Config.contractions = fp8Contractions;
   fp8Config.amaxHistory = amaxHistory;
   fp8Config.margin = margin;
   fp8Config.keepFirstLast = fp8KeepFirstLast;
-  if (llvm::Error err = parseFP8Contractions(fp8Contractions, fp8Config)) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
-    return signalPassFailure();
-  }
-  if (llvm::Error err = parseFP8Recipe(fp8Recipe, fp8Config)) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
-    return signalPassFailure();
-  }
-  if (!fp8 && (fp8Recipe != "delayed" || amaxHistory != 1024 || margin != 0 ||
-               fp8Contractions != "layers" || fp8KeepFirstLast ||
-               fp8OtherType != "f32")) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: fp8-recipe, amax-history, margin, "
-           "fp8-contractions, fp8-keep-first-last and fp8-other-type apply "
-           "to compute-type=fp8, not '"
-        << computeType << "'";
-    return signalPassFailure();
-  }
-  if (fp8OtherType != "f32" && fp8OtherType != "bf16") {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: fp8-other-type='" << fp8OtherType
-        << "' is not supported; use f32 or bf16";
-    return signalPassFailure();
-  }
-  // FP8 contractions among bf16 ops: the bf16 policy decides every op
-  // first, then the contractions it runs in bf16 are quantized.
-  if (fp8 && fp8OtherType == "bf16")
-    lowType = BFloat16Type::get(ctx);
-  if (savedActivations != "compute-type" && savedActivations != "as-computed") {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: saved-activations='" << savedActivations
-        << "' is not supported; use compute-type or as-computed";
-    return signalPassFailure();
-  }
+  if (llvm::Error err = checkFP8Numbers(fp8Config))
+    return fail(llvm::toString(std::move(err)));
+  // Options that would change nothing are errors, not silently ignored.
+  if (!fp8 && (isGivenOtherThanDefault(fp8Recipe) ||
+               isGivenOtherThanDefault(amaxHistory) ||
+               isGivenOtherThanDefault(margin) ||
+               isGivenOtherThanDefault(fp8Contractions) ||
+               isGivenOtherThanDefault(fp8KeepFirstLast) ||
+               isGivenOtherThanDefault(fp8OtherType)))
+    return fail("fp8-recipe, amax-history, margin, fp8-contractions, "
+                "fp8-keep-first-last and fp8-other-type apply to "
+                "compute-type=fp8, not '" +
+                stringifyMixedPrecisionType(computeType) + "'");
   // Under FP8 with FP32 between the layers no activation is FP32 because of
   // a low-precision policy: the option would change nothing.
-  if (fp8 && fp8OtherType == "f32" && savedActivations != "compute-type") {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: saved-activations applies to bf16 and "
-           "f16, and to fp8 with fp8-other-type=bf16; with "
-           "fp8-other-type=f32 the ops between the FP8 layers are FP32";
+  if (fp8 && fp8OtherType == FP8OtherType::F32 &&
+      isGivenOtherThanDefault(savedActivations))
+    return fail("saved-activations applies to bf16 and f16, and to fp8 with "
+                "fp8-other-type=bf16; with fp8-other-type=f32 the ops between "
+                "the FP8 layers are FP32");
+  if (fp8 && fp8Recipe == FP8Recipe::Current &&
+      isGivenOtherThanDefault(amaxHistory))
+    return fail("amax-history applies to fp8-recipe=delayed; the current "
+                "recipe scales each tensor by its own amax and keeps no "
+                "history");
+  // Precision is decided on the explicit backward, which autodiff writes.
+  WalkResult undifferentiated = module.walk([](ValueAndGradOp op) {
+    op.emitError() << "--recast-mixed-precision decides the precision of the "
+                      "explicit backward: run --recast-autodiff before it "
+                      "(and --recast-loss-scaling before that)";
+    return WalkResult::interrupt();
+  });
+  if (undifferentiated.wasInterrupted())
     return signalPassFailure();
-  }
-  if (!lowType && !fp8) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: compute-type='" << computeType
-        << "' is not supported; use bf16 or f16, or f8 (also spelled fp8)";
-    return signalPassFailure();
-  }
-
-  LossScaleConfig lossConfig;
-  lossConfig.initScale = initScale;
-  lossConfig.growthFactor = growthFactor;
-  lossConfig.backoffFactor = backoffFactor;
-  lossConfig.growthInterval = growthInterval;
-  lossConfig.minScale = minLossScale;
-  if (llvm::Error err = parseLossScale(lossScale, lossConfig)) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: " << llvm::toString(std::move(err));
-    return signalPassFailure();
-  }
-  // Options that would change nothing are errors, not silently ignored.
-  if (lossConfig.mode != LossScaleConfig::Mode::Dynamic &&
-      (initScale != 65536.0 || growthFactor != 2.0 || backoffFactor != 0.5 ||
-       growthInterval != 2000 || minLossScale != 1e-4)) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: init-scale, growth-factor, "
-           "backoff-factor, growth-interval and min-loss-scale apply to "
-           "loss-scale=dynamic, not '"
-        << lossScale << "'";
-    return signalPassFailure();
-  }
-  if (StringRef(lossScale).starts_with("dynamic:") && initScale != 65536.0) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: loss-scale='" << lossScale
-        << "' gives the initial scale; init-scale gives it too";
-    return signalPassFailure();
-  }
-  if (fp8 && fp8Config.recipe == FP8Config::Recipe::Current &&
-      amaxHistory != 1024) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: amax-history applies to "
-           "fp8-recipe=delayed; the current recipe scales each tensor by its "
-           "own amax and keeps no history";
-    return signalPassFailure();
-  }
   // Deciding again on IR that is already low precision would change its
   // numerics (a value stored in bf16 by the first run reads as a bf16 input
   // to the second).
@@ -936,47 +907,18 @@ void RecastMixedPrecisionPass::runOnOperation() {
   if (policyCheck.wasInterrupted())
     return signalPassFailure();
 
-  if (lossConfig.mode != LossScaleConfig::Mode::None) {
-    int64_t numScaled = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      FailureOr<int64_t> scaled = applyLossScaling(func, lossConfig);
-      if (failed(scaled))
-        return signalPassFailure();
-      numScaled += *scaled;
-    }
-    if (numScaled == 0) {
-      emitError(module.getLoc())
-          << "--recast-mixed-precision: loss-scale='" << lossScale
-          << "' needs the step's recast.value_and_grad (it changes what is "
-             "differentiated): run --recast-mixed-precision before "
-             "--recast-autodiff, it differentiates the step itself";
-      return signalPassFailure();
-    }
-  }
-
-  // Precision is decided on the explicit backward.
-  SmallVector<ValueAndGradOp> valueAndGrads;
-  module.walk([&](ValueAndGradOp op) { valueAndGrads.push_back(op); });
-  SymbolTableCollection symbols;
-  DenseMap<Operation *, Operation *> gradientOrigins;
-  for (ValueAndGradOp op : valueAndGrads)
-    if (failed(differentiateValueAndGrad(
-            op, symbols, /*numGradientOps=*/nullptr,
-            [&](Operation *forwardOp, Operation *gradientOp) {
-              gradientOrigins[gradientOp] = forwardOp;
-            })))
-      return signalPassFailure();
-  policyRules.setGradientOrigins(&gradientOrigins);
-
-  warnAboutNestedRegions(module, gradientOrigins);
+  warnAboutNestedRegions(module);
 
   std::vector<FunctionReport> reports;
   if (lowType && failed(applyLowPrecision(lowType, policyRules, reports)))
     return signalPassFailure();
   if (fp8) {
     fp8Config.policy = &policyRules;
-    if (lossConfig.mode != LossScaleConfig::Mode::None)
-      fp8Config.initialGradientScale = 1.0 / lossConfig.initScale;
+    // Under a loss scale S the gradients are S times larger: a first scale
+    // of 1 would saturate them.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (std::optional<double> scale = getInitialLossScale(func))
+        fp8Config.initialGradientScale = 1.0 / *scale;
     fp8Config.otherType = lowType;
     if (!lowType && !report.empty())
       reports = reportOpsAsWritten(module, policyRules);
@@ -1001,8 +943,13 @@ void RecastMixedPrecisionPass::runOnOperation() {
   } else if (!report.empty()) {
     writeReport(reports);
   }
-  module->setAttr(RecastDialect::kMixedPrecisionAttrName,
-                  StringAttr::get(ctx, fp8 ? "fp8" : computeType.getValue()));
+  // The marks of autodiff served the policy; nothing after reads them.
+  module.walk([](Operation *op) {
+    op->removeAttr(RecastDialect::kGradientOfAttrName);
+  });
+  module->setAttr(
+      RecastDialect::kMixedPrecisionAttrName,
+      StringAttr::get(ctx, stringifyMixedPrecisionType(computeType)));
 }
 
 LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
@@ -1059,7 +1006,7 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
     if (analysis.getLowType()) {
       MixedPrecisionRewriter rewriter(func, analysis);
       rewriter.run();
-      if (savedActivations == "compute-type")
+      if (savedActivations == SavedActivationsKind::ComputeType)
         rewriter.storeSavedActivationsInLowType();
       fnReport.casts.assign(rewriter.getCasts().begin(),
                             rewriter.getCasts().end());
@@ -1143,7 +1090,8 @@ void RecastMixedPrecisionPass::writeReport(ArrayRef<FunctionReport> reports) {
   LogicalResult written =
       writeJSONReport(report, getOperation(), [&](llvm::json::OStream &json) {
         json.object([&] {
-          json.attribute("compute_type", computeType);
+          json.attribute("compute_type",
+                         stringifyMixedPrecisionType(computeType));
           json.attribute("policy", policy);
           emitFunctionReports(json, reports);
         });

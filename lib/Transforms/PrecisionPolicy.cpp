@@ -1,6 +1,7 @@
 //===- PrecisionPolicy.cpp - User changes to the precision classes --------===//
 
 #include "recast/Transforms/PrecisionPolicy.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Support/Nesting.h"
 
 #include "mlir/IR/Operation.h"
@@ -232,8 +233,11 @@ PrecisionPolicy::verify(Operation *op,
 bool PrecisionPolicy::matchesOrOrigin(Operation *op, StringRef name) const {
   if (matches(op, name))
     return true;
-  if (!gradientOrigins)
-    return false;
-  Operation *origin = gradientOrigins->lookup(op);
-  return origin && matches(origin, name);
+  // The gradient ops of a forward op match what it matched (autodiff
+  // recorded it).
+  auto origin =
+      op->getAttrOfType<ArrayAttr>(RecastDialect::kGradientOfAttrName);
+  return origin && llvm::any_of(origin, [&](Attribute a) {
+           return cast<StringAttr>(a).getValue() == name;
+         });
 }

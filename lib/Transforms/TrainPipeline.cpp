@@ -3,6 +3,8 @@
 #include "recast/Transforms/TrainPipeline.h"
 #include "recast/Transforms/Passes.h"
 
+#include "OptionValues.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -16,20 +18,6 @@
 using namespace mlir;
 using namespace mlir::recast;
 
-static StringRef stringify(MixedPrecisionType type) {
-  switch (type) {
-  case MixedPrecisionType::None:
-    return "none";
-  case MixedPrecisionType::BF16:
-    return "bf16";
-  case MixedPrecisionType::F16:
-    return "f16";
-  case MixedPrecisionType::FP8:
-    return "fp8";
-  }
-  llvm_unreachable("unknown compute type");
-}
-
 llvm::Error TrainPipelineOptions::validate() const {
   auto error = [](const Twine &message) {
     return llvm::createStringError(message);
@@ -42,9 +30,10 @@ llvm::Error TrainPipelineOptions::validate() const {
                       amaxHistory.hasValue() || margin.hasValue() ||
                       fp8KeepFirstLast.hasValue() || fp8OtherType.hasValue();
   if (anyFP8Option && mixedPrecision != MixedPrecisionType::FP8) {
-    std::string given = mixed
-                            ? ("not '" + stringify(mixedPrecision) + "'").str()
-                            : "and none was given";
+    std::string given =
+        mixed ? ("not '" + stringifyMixedPrecisionType(mixedPrecision) + "'")
+                    .str()
+              : "and none was given";
     return error("the FP8 options (fp8-recipe, amax-history, margin, "
                  "fp8-contractions, fp8-keep-first-last, fp8-other-type) "
                  "apply to mixed precision with compute type fp8, " +
@@ -67,66 +56,17 @@ llvm::Error TrainPipelineOptions::validate() const {
   return llvm::Error::success();
 }
 
-/// The value `text` gives `key` (the last one), if any: `key=value` pairs
-/// are separated by spaces, values may be quoted or in braces.
-static std::optional<StringRef> findValue(StringRef text, StringRef key) {
-  std::optional<StringRef> found;
-  while (!(text = text.ltrim()).empty()) {
-    size_t end = 0;
-    char closing = 0;
-    for (; end < text.size(); ++end) {
-      char c = text[end];
-      if (closing) {
-        if (c == closing)
-          closing = 0;
-      } else if (c == '"' || c == '\'') {
-        closing = c;
-      } else if (c == '{') {
-        closing = '}';
-      } else if (c == ' ') {
-        break;
-      }
-    }
-    auto [name, value] = text.take_front(end).split('=');
-    if (name == key)
-      found = value.trim("\"'");
-    text = text.drop_front(end);
-  }
-  return found;
-}
-
-/// An error naming the allowed values when `text` gives an enum option a
-/// value outside its set (llvm::cl's own message says "Cannot find option
-/// named", on stderr, which the C API and Python do not see).
-static llvm::Error checkEnumValue(StringRef text, StringRef key,
-                                  const llvm::cl::generic_parser_base &parser) {
-  std::optional<StringRef> value = findValue(text, key);
-  if (!value)
-    return llvm::Error::success();
-  SmallVector<StringRef> allowed;
-  for (unsigned i = 0, e = parser.getNumOptions(); i < e; ++i) {
-    if (parser.getOption(i) == *value)
-      return llvm::Error::success();
-    allowed.push_back(parser.getOption(i));
-  }
-  return llvm::createStringError(
-      llvm::formatv("{0}='{1}' is not supported; use {2}", key, *value,
-                    llvm::join(allowed, ", "))
-          .str());
-}
-
 llvm::Expected<std::unique_ptr<TrainPipelineOptions>>
 TrainPipelineOptions::parse(StringRef text) {
   auto options = std::make_unique<TrainPipelineOptions>();
-  for (auto [key, parser] :
-       {std::pair<StringRef, const llvm::cl::generic_parser_base *>{
-            "mixed-precision", &options->mixedPrecision.getParser()},
-        {"fp8-recipe", &options->fp8Recipe.getParser()},
-        {"fp8-contractions", &options->fp8Contractions.getParser()},
-        {"fp8-other-type", &options->fp8OtherType.getParser()},
-        {"saved-activations", &options->savedActivations.getParser()}})
-    if (llvm::Error err = checkEnumValue(text, key, *parser))
-      return std::move(err);
+  if (llvm::Error err = checkEnumValues(
+          text,
+          {{"mixed-precision", &options->mixedPrecision.getParser()},
+           {"fp8-recipe", &options->fp8Recipe.getParser()},
+           {"fp8-contractions", &options->fp8Contractions.getParser()},
+           {"fp8-other-type", &options->fp8OtherType.getParser()},
+           {"saved-activations", &options->savedActivations.getParser()}}))
+    return std::move(err);
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (failed(options->parseFromString(text, errorStream))) {
@@ -140,48 +80,78 @@ TrainPipelineOptions::parse(StringRef text) {
   return std::move(options);
 }
 
-/// The options of recast-mixed-precision: those given, the pass's defaults
-/// for the others (the pass tells a default from a value it was given).
-static RecastMixedPrecisionPassOptions
-getMixedPrecisionOptions(const TrainPipelineOptions &options) {
-  RecastMixedPrecisionPassOptions mp;
-  mp.computeType = stringify(options.mixedPrecision).str();
-  if (options.lossScale.hasValue())
-    mp.lossScale = options.lossScale;
-  if (options.precisionPolicy.hasValue())
-    mp.policy = options.precisionPolicy;
-  if (options.initScale.hasValue())
-    mp.initScale = options.initScale;
-  if (options.growthFactor.hasValue())
-    mp.growthFactor = options.growthFactor;
-  if (options.backoffFactor.hasValue())
-    mp.backoffFactor = options.backoffFactor;
-  if (options.growthInterval.hasValue())
-    mp.growthInterval = options.growthInterval;
-  if (options.minLossScale.hasValue())
-    mp.minLossScale = options.minLossScale;
-  if (options.fp8Recipe.hasValue())
-    mp.fp8Recipe =
-        options.fp8Recipe == FP8RecipeKind::Delayed ? "delayed" : "current";
-  if (options.amaxHistory.hasValue())
-    mp.amaxHistory = options.amaxHistory;
-  if (options.margin.hasValue())
-    mp.margin = options.margin;
-  if (options.fp8Contractions.hasValue())
-    mp.fp8Contractions =
-        options.fp8Contractions == FP8ContractionSet::Layers ? "layers" : "all";
-  if (options.fp8KeepFirstLast.hasValue())
-    mp.fp8KeepFirstLast = options.fp8KeepFirstLast;
-  if (options.fp8OtherType.hasValue())
-    mp.fp8OtherType =
-        options.fp8OtherType == FP8OtherType::F32 ? "f32" : "bf16";
-  if (options.savedActivations.hasValue())
-    mp.savedActivations =
-        options.savedActivations == SavedActivationsKind::ComputeType
-            ? "compute-type"
-            : "as-computed";
-  return mp;
-}
+namespace {
+/// The text of a pass's options, `key=value` pairs as recast-opt takes them,
+/// holding only the options the user gave: a pass built from it tells a
+/// value it was given from its default by the option's own hasValue(), as on
+/// the command line (a pass built from its options struct has every option
+/// set).
+class PassOptionText {
+public:
+  template <typename T, std::enable_if_t<!std::is_enum_v<T>, int> = 0>
+  PassOptionText &add(StringRef key,
+                      const detail::PassOptions::Option<T> &option) {
+    if (option.hasValue())
+      add(key, option.getValue());
+    return *this;
+  }
+  PassOptionText &add(StringRef key, StringRef value) {
+    // Quoted: a file path may hold spaces.
+    text += (" " + key + "=\"" + value + "\"").str();
+    return *this;
+  }
+  PassOptionText &add(StringRef key, double value) {
+    text += llvm::formatv(" {0}={1}", key, formatDouble(value)).str();
+    return *this;
+  }
+  PassOptionText &add(StringRef key, int64_t value) {
+    text += llvm::formatv(" {0}={1}", key, value).str();
+    return *this;
+  }
+  PassOptionText &add(StringRef key, bool value) {
+    text += llvm::formatv(" {0}={1}", key, value ? "true" : "false").str();
+    return *this;
+  }
+  template <typename Enum, std::enable_if_t<std::is_enum_v<Enum>, int> = 0>
+  PassOptionText &add(StringRef key,
+                      const detail::PassOptions::Option<Enum> &option) {
+    if (option.hasValue())
+      text += (" " + key + "=" + nameOf(option)).str();
+    return *this;
+  }
+
+  /// `pass` with these options. The pipeline's options were validated, so
+  /// that the pass accepts them.
+  std::unique_ptr<Pass> apply(std::unique_ptr<Pass> pass) const {
+    LogicalResult parsed =
+        pass->initializeOptions(text, [](const Twine &) { return failure(); });
+    assert(succeeded(parsed) && "the pipeline's options were validated");
+    (void)parsed;
+    return pass;
+  }
+
+private:
+  static std::string formatDouble(double value) {
+    // Shortest text that reads back as the same double.
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+    return buffer;
+  }
+  /// The name the option's parser gives its value.
+  template <typename Enum>
+  static StringRef nameOf(const detail::PassOptions::Option<Enum> &option) {
+    // llvm::cl gives its parser non-const only; the lookup changes nothing.
+    auto &parser =
+        const_cast<detail::PassOptions::Option<Enum> &>(option).getParser();
+    std::optional<StringRef> name =
+        parser.findArgStrForValue(option.getValue());
+    assert(name && "an enum value without a name");
+    return *name;
+  }
+
+  std::string text;
+};
+} // namespace
 
 void mlir::recast::buildTrainPipeline(OpPassManager &pm,
                                       const TrainPipelineOptions &options) {
@@ -192,13 +162,37 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
   // a step: private, remat leaves it alone, and it goes once inlined.
   if (!options.entry.empty())
     pm.addPass(createSymbolPrivatizePass({options.entry}));
-  // Mixed precision before autodiff: loss scaling changes what the backward
-  // is seeded with (the pass differentiates the step itself).
+  // Loss scaling before autodiff: it changes what the backward is seeded
+  // with.
+  if (options.lossScale.hasValue())
+    pm.addPass(PassOptionText()
+                   .add("loss-scale", options.lossScale)
+                   .add("init-scale", options.initScale)
+                   .add("growth-factor", options.growthFactor)
+                   .add("backoff-factor", options.backoffFactor)
+                   .add("growth-interval", options.growthInterval)
+                   .add("min-loss-scale", options.minLossScale)
+                   .apply(createRecastLossScalingPass()));
+  // The backward of every recast.value_and_grad: the explicit step that
+  // every later stage decides on. Under mixed precision each backward op
+  // says which forward op it serves, so that a policy entry covers both.
+  RecastAutodiffPassOptions autodiff;
+  autodiff.gradientOrigins = options.mixedPrecision != MixedPrecisionType::None;
+  pm.addPass(createRecastAutodiffPass(autodiff));
+  // Mixed precision on the explicit backward: gradients computed in the
+  // compute type like the forward, FP32 master weights and updates.
   if (options.mixedPrecision != MixedPrecisionType::None)
-    pm.addPass(
-        createRecastMixedPrecisionPass(getMixedPrecisionOptions(options)));
-  // The backward of every recast.value_and_grad left.
-  pm.addPass(createRecastAutodiffPass());
+    pm.addPass(PassOptionText()
+                   .add("compute-type", options.mixedPrecision)
+                   .add("policy", options.precisionPolicy)
+                   .add("fp8-recipe", options.fp8Recipe)
+                   .add("amax-history", options.amaxHistory)
+                   .add("margin", options.margin)
+                   .add("fp8-contractions", options.fp8Contractions)
+                   .add("fp8-keep-first-last", options.fp8KeepFirstLast)
+                   .add("fp8-other-type", options.fp8OtherType)
+                   .add("saved-activations", options.savedActivations)
+                   .apply(createRecastMixedPrecisionPass()));
   // Transposes that only feed a GEMM (nn.Linear's weight.t(), a tied LM
   // head, their re-transposes in the backward) are the GEMM's flags.
   pm.addNestedPass<func::FuncOp>(createRecastFoldTransposesPass());
@@ -231,8 +225,8 @@ void mlir::recast::registerTrainPipeline() {
   registerPassPipeline(
       "recast-train-pipeline",
       "Differentiate, cast to mixed precision and rematerialize a training "
-      "step: import normalization, mixed precision, autodiff, updates in "
-      "place, remat, training-step contract check",
+      "step: import normalization, loss scaling, autodiff, mixed "
+      "precision, updates in place, remat, training-step contract check",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         auto options = TrainPipelineOptions::parse(text);

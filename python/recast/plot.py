@@ -10,7 +10,7 @@ C API and takes the memory report of @train_step ("live_bytes"):
 
     fp32            recast-autodiff
     fp32 + remat    recast-autodiff, recast-remat{budget=B solver=greedy}
-    bf16            recast-mixed-precision{compute-type=bf16}, recast-autodiff
+    bf16            recast-autodiff, recast-mixed-precision{compute-type=bf16}
     bf16 + remat    both
 
 B is the smallest of `budgets` (fractions of the variant's own peak) that
@@ -133,13 +133,13 @@ def timelines(source, *, entry: str = "train_step",
     from . import api
     text, filename = api._read_source(source, None)
     result = Timelines(filename, entry)
-    precisions = [("fp32", "")]
+    precisions = [("fp32", "recast-autodiff")]
     if mixed_precision:
         precisions.append(
             (mixed_precision,
-             f"recast-mixed-precision{{compute-type={mixed_precision}}},"))
-    for name, prefix in precisions:
-        base = prefix + "recast-autodiff"
+             "recast-autodiff{gradient-origins=true},"
+             f"recast-mixed-precision{{compute-type={mixed_precision}}}"))
+    for name, base in precisions:
         try:
             result.timelines.append(
                 _timeline(name, base,

@@ -117,7 +117,7 @@ def test_compile_errors_carry_diagnostics(mlp_path):
         recast.compile("missing/model.mlir")
 
 
-def test_module_pipelines_and_reports(mlp_path):
+def test_module_pipelines_and_reports(mlp_path, models_dir):
     module = recast.parse(mlp_path)
     module.run("recast-autodiff,func.func(canonicalize)")
     assert "recast.value_and_grad" not in str(module)
@@ -126,9 +126,14 @@ def test_module_pipelines_and_reports(mlp_path):
     assert [f["function"] for f in module.memory_report()["functions"]] == ["train_step"]
     with pytest.raises(recast.RecastError, match="does not refer to a registered pass"):
         module.run("no-such-pass")
-    with pytest.raises(recast.RecastError) as info:
+    with pytest.raises(recast.RecastError, match="use bf16, f16, fp8, f8"):
         module.run("recast-mixed-precision{compute-type=f4}")
-    assert info.value.errors[0].location.startswith(mlp_path)
+    # Diagnostics carry the op's place in the source.
+    model = os.path.join(models_dir, "mlp-small.mlir")
+    with pytest.raises(recast.RecastError) as info:
+        recast.parse(model).run("recast-mixed-precision")
+    assert "run --recast-autodiff before it" in str(info.value)
+    assert info.value.errors[0].location.startswith(model)
     with pytest.raises(recast.RecastError, match="no function @nope"):
         module.memory_report("nope")
 

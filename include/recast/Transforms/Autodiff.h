@@ -28,13 +28,13 @@ inline constexpr llvm::StringLiteral kForwardOfAttrName = "recast.forward_of";
 /// its callee is inlined too, and the step's common subexpressions merged,
 /// so that one forward serves both. Errors are emitted on the offending op. On
 /// success, `numGradientOps` (if given) is increased by the number of ops the
-/// backward needed. `onGradientOp` (if given) is called with each forward
-/// op (in the step) and each op created for its gradients.
-LogicalResult differentiateValueAndGrad(
-    ValueAndGradOp op, SymbolTableCollection &symbols,
-    int64_t *numGradientOps = nullptr,
-    llvm::function_ref<void(Operation *forwardOp, Operation *gradientOp)>
-        onGradientOp = {});
+/// backward needed. With `markGradientOrigins`, each op of the backward that
+/// computes is marked `recast.gradient_of` with the names of the forward op
+/// it was made for (what a precision policy matches that op by).
+LogicalResult differentiateValueAndGrad(ValueAndGradOp op,
+                                        SymbolTableCollection &symbols,
+                                        int64_t *numGradientOps = nullptr,
+                                        bool markGradientOrigins = false);
 
 } // namespace mlir::recast
 

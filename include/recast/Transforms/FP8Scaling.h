@@ -22,6 +22,7 @@
 #ifndef RECAST_TRANSFORMS_FP8SCALING_H
 #define RECAST_TRANSFORMS_FP8SCALING_H
 
+#include "recast/Transforms/PrecisionOptions.h"
 #include "recast/Transforms/PrecisionPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,8 +37,7 @@
 namespace mlir::recast {
 
 struct FP8Config {
-  enum class Recipe { Delayed, Current };
-  Recipe recipe = Recipe::Delayed;
+  FP8Recipe recipe = FP8Recipe::Delayed;
   /// Delayed: the number of past amaxes the scale looks at.
   int64_t amaxHistory = 1024;
   /// The scale is divided by 2^margin: headroom above the amax.
@@ -48,8 +48,7 @@ struct FP8Config {
   /// result reaches the new parameters through elementwise ops only), as
   /// Transformer Engine does by default (attention's products of activations
   /// stay FP32); or `All`.
-  enum class Contractions { Layers, All };
-  Contractions contractions = Contractions::Layers;
+  FP8ContractionSet contractions = FP8ContractionSet::Layers;
   /// Keep the first layers (contractions reading the batch) and the last
   /// ones (feeding the loss), with the gradient contractions that read their
   /// inputs, in FP32, as FP8 recipes commonly do for embeddings and output
@@ -77,18 +76,8 @@ struct FP8Config {
   llvm::DenseSet<Operation *> *quantizedOps = nullptr;
 };
 
-/// True if `computeType` (compute-type= of --recast-mixed-precision) names
-/// FP8: `f8`, or `fp8`.
-inline bool isFP8ComputeType(StringRef computeType) {
-  return computeType == "f8" || computeType == "fp8";
-}
-
-/// Parses `layers` or `all` into `config.contractions`.
-llvm::Error parseFP8Contractions(StringRef text, FP8Config &config);
-
-/// Parses `delayed` or `current` into `config.recipe` and checks the
-/// numbers of `config`.
-llvm::Error parseFP8Recipe(StringRef recipe, FP8Config &config);
+/// Checks the numbers of `config` (amax history length, margin).
+llvm::Error checkFP8Numbers(const FP8Config &config);
 
 /// One FP8 quantization of a tensor: shared by every contraction that reads
 /// the same value in the same format.

@@ -49,6 +49,11 @@ llvm::Error parseLossScale(StringRef text, LossScaleConfig &config);
 FailureOr<int64_t> applyLossScaling(func::FuncOp step,
                                     const LossScaleConfig &config);
 
+/// The scale the loss of `step` is multiplied by on its first step, if
+/// --recast-loss-scaling scaled it: the static scale, or the dynamic scale's
+/// initial value (from the arguments it added).
+std::optional<double> getInitialLossScale(func::FuncOp step);
+
 } // namespace mlir::recast
 
 #endif // RECAST_TRANSFORMS_LOSSSCALING_H

@@ -214,10 +214,25 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
     `arith.constant dense<1.0> : tensor<f32>`, and one `linalg.generic` per
     differentiated operand, ending in `%dw`.
 
+    With `gradient-origins=true` (the training pipeline's choice under mixed
+    precision) each op of the backward that computes (or holds a region, as
+    the scatter-add loop) is marked `recast.gradient_of` with the names its
+    forward op matches (its own and its body's ops'), so that a precision
+    policy entry naming a forward op covers its gradients too;
+    `--recast-mixed-precision` reads and removes the marks. A
+    `recast.precision` on a forward op is always copied to the ops that
+    compute its gradients.
+
     An op the pass cannot differentiate gets an error naming the op and the
     `wrt` argument whose gradient needs it; a callee without a body, with
     several blocks or with dynamic shapes is an error too.
   }];
+  let options = [
+    Option<"gradientOrigins", "gradient-origins", "bool", /*default=*/"false",
+           "Mark each op of the backward with recast.gradient_of, the names "
+           "of the forward op it was made for (for a precision policy that "
+           "follows)">,
+  ];
   let dependentDialects = [
     "linalg::LinalgDialect", "arith::ArithDialect", "math::MathDialect",
     "tensor::TensorDialect", "scf::SCFDialect"
@@ -949,12 +964,97 @@ def RecastApproximateMathPass : Pass<"recast-approximate-math"> {
 // Mixed precision
 //===----------------------------------------------------------------------===//
 
+def RecastLossScalingPass : Pass<"recast-loss-scaling", "ModuleOp"> {
+  let summary = "Scale the loss of a training step for its backward "
+                "(static, or dynamic as PyTorch's GradScaler)";
+  let description = [{
+    Loss scaling keeps small f16 gradients above f16's smallest subnormal.
+    It changes what autodiff seeds the backward with, so it runs before
+    `--recast-autodiff`, on the step's `recast.value_and_grad`s: each gets
+    the scale S as its `loss_scale` (the backward is seeded with S), its
+    gradients are multiplied by 1/S in place, their infinite and NaN
+    elements are counted, and the step returns its previous parameters and
+    state instead of the new ones when the count is not zero (an
+    `arith.select` marked `recast.step_finite`, no host round trip).
+
+    `loss-scale=static:<S>` keeps S; the steps it skips are counted in a
+    `recast.state` argument of their own (`%loss_scale_skipped_steps`,
+    `recast.loss_scale = {static = S}`), which `recast-run` reports.
+    `dynamic` is PyTorch GradScaler's algorithm: the scale (first value
+    `init-scale`, or `dynamic:<S>`) and its growth counter are two new
+    `recast.state` arguments (`%loss_scale`, `%loss_scale_growth_tracker`,
+    appended, with their new values appended to the results); a non-finite
+    step multiplies the scale by `backoff-factor` and resets the counter;
+    `growth-interval` finite steps in a row multiply it by `growth-factor`,
+    unless that is not a finite f32. `min-loss-scale` is recorded on the
+    scale argument (`recast.loss_scale = {min = ...}`): `recast-run` stops
+    with an error when the scale falls below it.
+
+    Before:
+
+    ```mlir
+    %r:2 = recast.value_and_grad @loss(%w, %x) {wrt = array<i64: 0>} : ...
+    %w1 = ... sgd update of %w by %r#1 ...
+    return %r#0, %w1
+    ```
+
+    After `--recast-loss-scaling=loss-scale=static:1024`:
+
+    ```mlir
+    %s = arith.constant dense<1.024000e+03> : tensor<f32>
+    %r:2 = recast.value_and_grad @loss(%w, %x) loss_scale(%s) {wrt = ...}
+    %g = linalg.generic ... %r#1 * (1 / 1024) ...   // unscaled in place
+    %bad = ... count of non-finite elements of %g ...
+    %ok = arith.cmpf oeq, %bad, 0.0 {recast.step_finite}
+    %w1 = ... sgd update of %w by %g ...
+    return %r#0, (select %ok, %w1, %w), (skips + !%ok)
+    ```
+
+    Errors: a mode other than none, static:<S>, dynamic or dynamic:<S>; a
+    scale that is not a positive normal f32; a growth factor not above 1, a
+    backoff factor outside (0, 1), a growth interval outside [1, 2^24]; the
+    GradScaler options (`init-scale`, `growth-factor`, `backoff-factor`,
+    `growth-interval`, `min-loss-scale`) without dynamic scaling, or
+    `init-scale` beside `dynamic:<S>`; a first scale below
+    `min-loss-scale`; a module with no `recast.value_and_grad` left (run
+    the pass before `--recast-autodiff`); a function that is not a training
+    step (the training-step contract) or whose loss is not a rank-0 f32
+    tensor.
+  }];
+  let options = [
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"dynamic\"",
+           "none, static:<scale>, dynamic (GradScaler) or "
+           "dynamic:<initial scale>">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Dynamic: the scale of the first step">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Dynamic: factor applied after growth-interval finite steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Dynamic: factor applied on a non-finite step">,
+    Option<"growthInterval", "growth-interval", "int64_t",
+           /*default=*/"2000",
+           "Dynamic: finite steps in a row before growing">,
+    Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1e-4",
+           "Dynamic: recast-run stops with an error when the scale falls "
+           "below this">,
+  ];
+  let dependentDialects = [
+    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
+    "math::MathDialect", "recast::RecastDialect"
+  ];
+  let statistics = [
+    Statistic<"numScaled", "num-scaled",
+              "recast.value_and_grad ops whose backward is scaled">,
+  ];
+}
+
 def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
   let summary = "Run a training step in bf16/f16 with FP32 accumulators and "
                 "FP32 master weights";
   let description = [{
     Runs on training steps after `--recast-autodiff` (explicit forward and
-    backward in linalg on tensors) and casts each function with a body to
+    backward in linalg on tensors; a `recast.value_and_grad` left is an
+    error) and casts each function with a body to
     the compute type by op class, through `PrecisionClassOpInterface`
     (external models on upstream linalg, arith, math and tensor ops):
 
@@ -1046,8 +1146,10 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     or follow run in FP32, ops removed from sensitive follow their inputs.
     The report's rule names the policy entry that decided.
 
-    The pass works on the explicit backward: a `recast.value_and_grad` it
-    finds is first differentiated (as `--recast-autodiff` would).
+    The ops `--recast-autodiff=gradient-origins=true` made for a forward
+    op's gradients carry `recast.gradient_of` (the names the forward op
+    matches): a policy entry covers them as it covers their forward op (the
+    training pipeline marks them). The pass removes the marks.
 
     `compute-type=fp8` (docs/MixedPrecision.md) quantizes contractions to
     FP8 with per-tensor scaling instead, emitting `recast.amax`,
@@ -1058,90 +1160,84 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     or a function out of FP8; with `fp8-other-type=bf16`, `"bf16"` and
     `"f16"` do too, in that type.
 
-    Loss scaling (`loss-scale=static:<S>|dynamic`, for f16) changes what is
-    differentiated, so it needs the step before autodiff: each
-    `recast.value_and_grad` of a training step gets the scale as its
-    `loss_scale` (the backward is seeded with S), its gradients are
-    multiplied by 1/S in place, their infinite and NaN elements are counted,
-    and the step returns its previous parameters and state instead of the
-    new ones when the count is not zero (`arith.select`, no host round
-    trip). `dynamic` is PyTorch GradScaler's algorithm: the scale (first
-    value `init-scale`) and its growth counter are two new `recast.state`
-    arguments (`%loss_scale`, `%loss_scale_growth_tracker`, appended, with
-    their new values appended to the results); a non-finite step multiplies
-    the scale by `backoff-factor` and resets the counter; `growth-interval`
-    finite steps in a row multiply it by `growth-factor`, unless that is not
-    a finite f32. `min-loss-scale` is recorded on the scale argument
-    (`recast.loss_scale = {min = ...}`): `recast-run` stops with an error
-    when the scale falls below it.
+    Loss scaling is `--recast-loss-scaling`, before autodiff. Under fp8 the
+    first scale of each gradient (E5M2) quantization is 1/S when the step
+    carries a loss scale S.
 
-    Errors: a compute type other than bf16, f16 or f8 (fp8),
+    Errors: a `recast.value_and_grad` not yet differentiated,
     `recast.precision` naming an FP8 type, or naming bf16/f16 under fp8
     without `fp8-other-type=bf16`, a `recast.param` argument that is not
-    f32, a function with several blocks, bad loss-scale options or
-    `saved-activations`, GradScaler options (`init-scale`, `growth-factor`,
-    `backoff-factor`, `growth-interval`, `min-loss-scale`) without
-    `loss-scale=dynamic`, a first dynamic scale below `min-loss-scale`,
-    FP8 options with another compute type,
+    f32, a function with several blocks, FP8 options with another compute
+    type, `saved-activations` under fp8 with FP32 between the layers,
     `amax-history` with the current recipe, a policy that is not a built-in
     name or a readable JSON file, or that names an unknown class, list or
-    op, or adds one op to two classes, loss scaling on a module with no
-    `recast.value_and_grad` left, or on a function that is not a training
-    step (loss, then one result per `recast.param`/`recast.state`
-    argument), a module the pass already rewrote (it marks the module
+    op, or adds one op to two classes, a module the pass already rewrote (it marks the module
     `recast.mixed_precision = "<compute type>"`). Dynamically shaped
     tensors are supported: conversions take their sizes from the tensors
     they convert.
   }];
   let options = [
-    Option<"computeType", "compute-type", "std::string", /*default=*/"\"bf16\"",
-           "Low-precision compute type: bf16, f16, or f8 (also spelled fp8: "
-           "contractions in E4M3/E5M2 with per-tensor scaling)">,
+    Option<"computeType", "compute-type", "::mlir::recast::MixedPrecisionType",
+           /*default=*/"::mlir::recast::MixedPrecisionType::BF16",
+           "Low-precision compute type",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::MixedPrecisionType::BF16, "bf16",
+                        "bfloat16 with FP32 accumulators"),
+             clEnumValN(::mlir::recast::MixedPrecisionType::F16, "f16",
+                        "float16 with FP32 accumulators"),
+             clEnumValN(::mlir::recast::MixedPrecisionType::FP8, "fp8",
+                        "contractions in E4M3/E5M2 with per-tensor scaling"),
+             clEnumValN(::mlir::recast::MixedPrecisionType::FP8, "f8",
+                        "the same as fp8"))}]>,
     Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
            "Op classes: a built-in policy (default, contractions-only) or a "
            "JSON file with add/remove lists per class (contraction, "
            "sensitive, follow)">,
-    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"none\"",
-           "Loss scaling: none, static:<scale>, or dynamic (GradScaler) or "
-           "dynamic:<initial scale>">,
-    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
-           "Dynamic loss scaling: the scale of the first step">,
-    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
-           "Dynamic loss scaling: factor applied after growth-interval "
-           "finite steps">,
-    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
-           "Dynamic loss scaling: factor applied on a non-finite step">,
-    Option<"growthInterval", "growth-interval", "int64_t",
-           /*default=*/"2000",
-           "Dynamic loss scaling: finite steps in a row before growing">,
-    Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1e-4",
-           "Dynamic loss scaling: recast-run stops with an error when the "
-           "scale falls below this">,
-    Option<"fp8Recipe", "fp8-recipe", "std::string", /*default=*/"\"delayed\"",
-           "compute-type=fp8: the amax behind each scale, delayed (maximum "
-           "over the history of past steps) or current (the tensor's own)">,
+    Option<"fp8Recipe", "fp8-recipe", "::mlir::recast::FP8Recipe",
+           /*default=*/"::mlir::recast::FP8Recipe::Delayed",
+           "compute-type=fp8: the amax behind each scale",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::FP8Recipe::Delayed, "delayed",
+                        "the maximum over a history of past steps"),
+             clEnumValN(::mlir::recast::FP8Recipe::Current, "current",
+                        "the tensor's own, computed before it is "
+                        "quantized"))}]>,
     Option<"amaxHistory", "amax-history", "int64_t", /*default=*/"1024",
            "compute-type=fp8, delayed recipe: amaxes kept per tensor">,
     Option<"margin", "margin", "int64_t", /*default=*/"0",
            "compute-type=fp8: scales are (FP8 max / amax) / 2^margin">,
-    Option<"fp8Contractions", "fp8-contractions", "std::string",
-           /*default=*/"\"layers\"",
-           "compute-type=fp8: layers (contractions with a parameter operand "
-           "and weight gradients) or all">,
+    Option<"fp8Contractions", "fp8-contractions",
+           "::mlir::recast::FP8ContractionSet",
+           /*default=*/"::mlir::recast::FP8ContractionSet::Layers",
+           "compute-type=fp8: which contractions run in FP8",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::FP8ContractionSet::Layers, "layers",
+                        "contractions with a parameter operand and weight "
+                        "gradients"),
+             clEnumValN(::mlir::recast::FP8ContractionSet::All, "all",
+                        "every contraction"))}]>,
     Option<"fp8KeepFirstLast", "fp8-keep-first-last", "bool",
            /*default=*/"false",
            "compute-type=fp8: keep the first layer (reading the batch) and "
            "the last (feeding the loss), with their gradients, in FP32">,
-    Option<"fp8OtherType", "fp8-other-type", "std::string",
-           /*default=*/"\"f32\"",
+    Option<"fp8OtherType", "fp8-other-type", "::mlir::recast::FP8OtherType",
+           /*default=*/"::mlir::recast::FP8OtherType::F32",
            "compute-type=fp8: what the ops other than the FP8 contractions "
-           "run in: f32, or bf16 (decided by the bf16 policy, as Transformer "
-           "Engine runs its FP8 layers under bf16 autocast)">,
-    Option<"savedActivations", "saved-activations", "std::string",
-           /*default=*/"\"compute-type\"",
-           "What the backward reads of an FP32 activation: compute-type (a "
-           "copy rounded to the compute type) or as-computed (the FP32 "
-           "value)">,
+           "run in",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::FP8OtherType::F32, "f32", "FP32"),
+             clEnumValN(::mlir::recast::FP8OtherType::BF16, "bf16",
+                        "decided by the bf16 policy, as Transformer Engine "
+                        "runs its FP8 layers under bf16 autocast"))}]>,
+    Option<"savedActivations", "saved-activations",
+           "::mlir::recast::SavedActivationsKind",
+           /*default=*/"::mlir::recast::SavedActivationsKind::ComputeType",
+           "What the backward reads of an FP32 activation",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::SavedActivationsKind::ComputeType,
+                        "compute-type", "a copy rounded to the compute type"),
+             clEnumValN(::mlir::recast::SavedActivationsKind::AsComputed,
+                        "as-computed", "the FP32 value"))}]>,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, - for stdout, "
            "empty for none">,

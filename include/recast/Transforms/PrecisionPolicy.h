@@ -62,12 +62,6 @@ public:
   PrecisionClassification apply(Operation *op,
                                 PrecisionClassification builtin) const;
 
-  /// The forward op each gradient op was made for (autodiff's), so that a
-  /// name matches the gradients of the ops it matches. Not owned.
-  void setGradientOrigins(const DenseMap<Operation *, Operation *> *origins) {
-    gradientOrigins = origins;
-  }
-
   /// An error on `op` if the policy names it although its built-in class
   /// (`builtin`) is one no policy changes: an explicit conversion or data
   /// movement. Such an entry would be ignored without a word.
@@ -85,7 +79,6 @@ private:
 
   std::string source;
   SmallVector<Rule> rules;
-  const DenseMap<Operation *, Operation *> *gradientOrigins = nullptr;
 };
 
 } // namespace mlir::recast

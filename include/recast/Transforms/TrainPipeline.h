@@ -14,6 +14,8 @@
 #ifndef RECAST_TRANSFORMS_TRAINPIPELINE_H
 #define RECAST_TRANSFORMS_TRAINPIPELINE_H
 
+#include "recast/Transforms/PrecisionOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -22,13 +24,6 @@
 #include <memory>
 
 namespace mlir::recast {
-
-/// The compute type of mixed precision.
-enum class MixedPrecisionType { None, BF16, F16, FP8 };
-enum class FP8RecipeKind { Delayed, Current };
-enum class FP8ContractionSet { Layers, All };
-enum class FP8OtherType { F32, BF16 };
-enum class SavedActivationsKind { ComputeType, AsComputed };
 
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   PassOptions::Option<std::string> entry{
@@ -89,14 +84,14 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("loss-scale=dynamic: recast-run stops with an error "
                      "when the scale falls below this"),
       llvm::cl::init(1e-4)};
-  PassOptions::Option<FP8RecipeKind> fp8Recipe{
+  PassOptions::Option<FP8Recipe> fp8Recipe{
       *this, "fp8-recipe",
       llvm::cl::desc("mixed-precision=fp8: the amax behind each scale"),
-      llvm::cl::init(FP8RecipeKind::Delayed),
+      llvm::cl::init(FP8Recipe::Delayed),
       llvm::cl::values(
-          clEnumValN(FP8RecipeKind::Delayed, "delayed",
+          clEnumValN(FP8Recipe::Delayed, "delayed",
                      "the maximum over a history of past steps"),
-          clEnumValN(FP8RecipeKind::Current, "current",
+          clEnumValN(FP8Recipe::Current, "current",
                      "the tensor's own, computed before it is quantized"))};
   PassOptions::Option<int64_t> amaxHistory{
       *this, "amax-history",
@@ -177,8 +172,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 };
 
 /// Adds the stages of the training pipeline to `pm` (on modules), in order:
-/// import normalization, mixed precision (with its loss scaling), autodiff,
-/// updates in place, remat, cleanup of what the entry does not use, and the
+/// import normalization, loss scaling, autodiff, mixed precision, updates in
+/// place, remat, cleanup of what the entry does not use, and the
 /// training-step contract check. `options` must have been validated.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 

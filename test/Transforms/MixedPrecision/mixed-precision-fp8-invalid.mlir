@@ -9,14 +9,14 @@
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=bf16 fp8-other-type=bf16" 2>&1 | FileCheck %s --check-prefix=NOTFP8
 // RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current amax-history=16" 2>&1 | FileCheck %s --check-prefix=CURRENT-HISTORY
 
-// RECIPE: error: --recast-mixed-precision: fp8-recipe='jit' is not supported; use delayed or current
+// RECIPE: error: --recast-mixed-precision: fp8-recipe='jit' is not supported; use delayed, current
 // HISTORY: error: --recast-mixed-precision: amax-history=0 must be in [1, 2^20]
 // CURRENT-HISTORY: error: --recast-mixed-precision: amax-history applies to fp8-recipe=delayed; the current recipe scales each tensor by its own amax and keeps no history
 // MARGIN: error: --recast-mixed-precision: margin=-1 must be in [0, 64]
-// WHICH: error: --recast-mixed-precision: fp8-contractions='some' is not supported; use layers or all
+// WHICH: error: --recast-mixed-precision: fp8-contractions='some' is not supported; use layers, all
 // NOTFP8: error: --recast-mixed-precision: fp8-recipe, amax-history, margin, fp8-contractions, fp8-keep-first-last and fp8-other-type apply to compute-type=fp8, not 'bf16'
-// OTHER: error: --recast-mixed-precision: fp8-other-type='f16' is not supported; use f32 or bf16
-// TYPE: error: --recast-mixed-precision: compute-type='f4' is not supported; use bf16 or f16, or f8 (also spelled fp8)
+// OTHER: error: --recast-mixed-precision: fp8-other-type='f16' is not supported; use f32, bf16
+// TYPE: error: --recast-mixed-precision: compute-type='f4' is not supported; use bf16, f16, fp8, f8
 
 /// FP8 quantizes f32 contractions: other input types are refused, naming
 /// the operand.

@@ -1,8 +1,8 @@
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-other-type=bf16" -recast-lower-fp8-ops -recast-lower-to-cpu -o /dev/null
-// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=OVERRIDE-REPORT
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-other-type=bf16" -recast-lower-fp8-ops -recast-lower-to-cpu -o /dev/null
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s --check-prefix=OVERRIDE
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=OVERRIDE-REPORT
 
 /// fp8-other-type=bf16: the bf16 policy decides every op, then the
 /// contractions it would run in bf16 read FP8 inputs instead (Transformer

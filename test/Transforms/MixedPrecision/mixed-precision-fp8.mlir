@@ -1,13 +1,13 @@
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
 /// compute-type=f8 is the same option as compute-type=fp8.
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=f8 fp8-recipe=current fp8-contractions=all" -o %t.f8.mlir
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" -o %t.fp8.mlir
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=f8 fp8-recipe=current fp8-contractions=all" -o %t.f8.mlir
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" -o %t.fp8.mlir
 // RUN: diff %t.f8.mlir %t.fp8.mlir
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 amax-history=4 loss-scale=dynamic" | FileCheck %s --check-prefix=SCALED
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
+// RUN: recast-opt %s -recast-loss-scaling=loss-scale=dynamic -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4" | FileCheck %s --check-prefix=SCALED
 
 /// With dynamic loss scaling, a skipped step keeps its FP8 state as it keeps
 /// the parameters: each new amax history and scale is selected on the

@@ -37,10 +37,10 @@ func.func @negative_f64_parameter(%a: tensor<4xf32> {recast.param}, %w: tensor<4
 
 func.func private @loss(%w: tensor<4xf32>) -> tensor<f32>
 
-/// The pass differentiates value_and_grad itself; what autodiff refuses is
-/// reported the same way.
-func.func @negative_external_loss(%w: tensor<4xf32> {recast.param}) -> (tensor<f32>, tensor<4xf32>) {
-  // expected-error @below {{cannot differentiate @loss: it has no body}}
+/// The pass decides on the explicit backward: a value_and_grad left is
+/// refused with the stage that makes it explicit.
+func.func @negative_undifferentiated(%w: tensor<4xf32> {recast.param}) -> (tensor<f32>, tensor<4xf32>) {
+  // expected-error @below {{--recast-mixed-precision decides the precision of the explicit backward: run --recast-autodiff before it (and --recast-loss-scaling before that)}}
   %l, %g = recast.value_and_grad @loss(%w) {wrt = array<i64: 0>} : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
   return %l, %g : tensor<f32>, tensor<4xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: recast-opt %s -recast-autodiff -recast-mixed-precision | FileCheck %s
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision | FileCheck %s
 
 /// A two-layer step after autodiff: each parameter is converted to bf16 once
 /// and that copy serves the forward and the backward contractions; the

@@ -1,5 +1,5 @@
 // RUN: recast-opt %s -recast-autodiff | FileCheck %s --check-prefix=AUTODIFF
-// RUN: recast-opt %s -recast-mixed-precision | FileCheck %s
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision | FileCheck %s
 
 /// recast.precision on a forward op reaches the ops autodiff derives from
 /// it: the matmul kept in FP32 has FP32 gradient matmuls, while the other

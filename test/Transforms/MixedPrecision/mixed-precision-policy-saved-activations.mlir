@@ -1,6 +1,6 @@
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="policy=%S/Inputs/policy-edit.json" | FileCheck %s
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="policy=%S/Inputs/policy-edit.json report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: not recast-opt %s -split-input-file -recast-mixed-precision=compute-type=f16 -recast-mixed-precision=compute-type=bf16 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision="policy=%S/Inputs/policy-edit.json" | FileCheck %s
+// RUN: recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision="policy=%S/Inputs/policy-edit.json report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: not recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision=compute-type=f16 -recast-mixed-precision=compute-type=bf16 2>&1 | FileCheck %s --check-prefix=TWICE
 
 /// A step whose backward is written out (here, autodiff's output). A policy
 /// that takes linalg.matmul out of the contractions keeps the forward

@@ -1,6 +1,6 @@
-// RUN: recast-opt %s -split-input-file -recast-autodiff -recast-mixed-precision | FileCheck %s
-// RUN: recast-opt %s -split-input-file -recast-autodiff -recast-mixed-precision=saved-activations=as-computed | FileCheck %s --check-prefix=FP32
-// RUN: recast-opt %s -split-input-file -recast-autodiff -recast-mixed-precision=report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision | FileCheck %s
+// RUN: recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision=saved-activations=as-computed | FileCheck %s --check-prefix=FP32
+// RUN: recast-opt %s -split-input-file -recast-autodiff=gradient-origins=true -recast-mixed-precision=report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 /// The activations the backward reads are stored in the compute type. The
 /// exponential runs in FP32 (a sensitive op) and the forward reads its FP32

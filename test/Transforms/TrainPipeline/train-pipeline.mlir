@@ -1,6 +1,8 @@
 // RUN: recast-opt %s -recast-train-pipeline="entry=train_step" | FileCheck %s
 // RUN: recast-opt %s -recast-train-pipeline="entry=train_step mixed-precision=bf16 remat=full" | FileCheck %s --check-prefix=BF16
 // RUN: recast-opt %s -recast-train-pipeline | FileCheck %s --check-prefix=KEEP
+// RUN: recast-opt %s -recast-train-pipeline="mixed-precision=f16 loss-scale=dynamic init-scale=1024 precision-policy=contractions-only" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: recast-opt %s --pass-pipeline='builtin.module(recast-loss-scaling{backoff-factor=5.000000e-01 growth-factor=2.000000e+00 growth-interval=2000 init-scale=1.024000e+03 loss-scale=dynamic min-loss-scale=1.000000e-04}, recast-autodiff{gradient-origins=true}, recast-mixed-precision{amax-history=1024 compute-type=f16 fp8-contractions=layers fp8-keep-first-last=false fp8-other-type=f32 fp8-recipe=delayed margin=0 policy=contractions-only report= saved-activations=compute-type})' -o /dev/null
 
 /// A step as a frontend writes it: the loss public next to the step, with a
 /// keepdim reduction (constant-result map) and x**2 as math.fpowi. The
@@ -19,6 +21,18 @@
 // BF16-LABEL: func.func @train_step
 // BF16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xbf16>, tensor<4x3xbf16>)
 // BF16: return
+
+/// The stages in order, each given only the options the pipeline was given
+/// (the others at their defaults): loss scaling before autodiff, mixed
+/// precision after it, on a backward whose ops name their forward ops.
+// ORDER: recast-normalize-import,
+// ORDER-NEXT: recast-loss-scaling{{{.*}} init-scale=1.024000e+03 loss-scale=dynamic
+// ORDER-NEXT: recast-autodiff{gradient-origins=true},
+// ORDER-NEXT: recast-mixed-precision{{{.*}} compute-type=f16 {{.*}} policy=contractions-only
+// ORDER-NEXT: func.func(
+// ORDER-NEXT: recast-fold-transposes
+/// That printed pipeline runs again as printed (the last RUN line): options
+/// printed at their defaults are not taken for options given in vain.
 
 /// Without an entry every function is kept (the loss stays public) and
 /// every public step is checked.

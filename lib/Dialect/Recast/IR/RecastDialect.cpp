@@ -148,6 +148,14 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a unit attribute on a function";
     return success();
   }
+  if (name == kGradientOfAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || names.empty() ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError()
+             << "'" << name << "' must be a non-empty array of op names";
+    return success();
+  }
   if (name == kMixedPrecisionAttrName) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<ModuleOp>(op))
       return op->emitError()

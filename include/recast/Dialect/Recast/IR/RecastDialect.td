@@ -48,6 +48,10 @@ def Recast_Dialect : Dialect {
       region.
     * `recast.precision` (string, on an op or function): `f32`, `bf16`,
       `f16`, `f8E4M3FN` or `f8E5M2`.
+    * `recast.gradient_of` (array of strings, on an op): `--recast-autodiff`
+      made the op for the gradients of a forward op, which matched these
+      names (its own and those of its body's ops); a precision policy entry
+      naming one covers the op as it covers the forward op.
     * `recast.kernel` (unit, on a function): the function holds one kernel
       outlined by `recast-outline-kernels`.
     * `recast.mixed_precision` (string, on the module): the module was
@@ -80,6 +84,8 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kPrecisionAttrName =
         "recast.precision";
     static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";
+    static constexpr ::llvm::StringLiteral kGradientOfAttrName =
+        "recast.gradient_of";
     static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
         "recast.mixed_precision";
     static constexpr ::llvm::StringLiteral kStepFiniteAttrName =

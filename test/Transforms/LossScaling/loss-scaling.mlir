@@ -1,6 +1,6 @@
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=static:1024" | FileCheck %s --check-prefix=STATIC
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic growth-interval=3 min-loss-scale=0.5" | FileCheck %s --check-prefix=DYNAMIC
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=f16 loss-scale=dynamic:1e-20 min-loss-scale=0" | FileCheck %s --check-prefix=SMALL
+// RUN: recast-opt %s -split-input-file -recast-loss-scaling="loss-scale=static:1024" -recast-autodiff=gradient-origins=true -recast-mixed-precision=compute-type=f16 | FileCheck %s --check-prefix=STATIC
+// RUN: recast-opt %s -split-input-file -recast-loss-scaling="loss-scale=dynamic growth-interval=3 min-loss-scale=0.5" -recast-autodiff=gradient-origins=true -recast-mixed-precision=compute-type=f16 | FileCheck %s --check-prefix=DYNAMIC
+// RUN: recast-opt %s -split-input-file -recast-loss-scaling="loss-scale=dynamic:1e-20 min-loss-scale=0" -recast-autodiff=gradient-origins=true -recast-mixed-precision=compute-type=f16 | FileCheck %s --check-prefix=SMALL
 
 /// Loss scaling on a training step written with recast.value_and_grad: the
 /// backward is seeded with the scale, the gradient is unscaled in place, its
