@@ -153,8 +153,11 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
                                             const LowerToNVVMOptions &options) {
   std::string toolkit = options.toolkit.empty() ? findCUDAToolkit()
                                                 : std::string(options.toolkit);
-  if (options.format == "bin" || options.format == "fatbin")
-    pm.addPass(std::make_unique<CheckToolkitPass>(toolkit, options.format));
+  using BinaryFormat = LowerToNVVMOptions::BinaryFormat;
+  if (options.format == BinaryFormat::Bin ||
+      options.format == BinaryFormat::Fatbin)
+    pm.addPass(std::make_unique<CheckToolkitPass>(
+        toolkit, options.getFormatName().str()));
 
   // The front half is the CPU pipeline's; GPUs convert FP8 natively.
   buildLoweringPrefix(pm, /*expandFP8=*/false);
@@ -236,7 +239,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   // The kernels compiled into the module: PTX by LLVM, cubin by ptxas,
   // fatbin by fatbinary.
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
+  binary.compilationTarget = options.getFormatName().str();
   binary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }

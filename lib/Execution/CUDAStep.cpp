@@ -138,7 +138,7 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
   LowerToNVVMOptions lowering;
   lowering.chip = options.chip;
   lowering.features = options.features;
-  lowering.format = "fatbin";
+  lowering.format = LowerToNVVMOptions::BinaryFormat::Fatbin;
   auto plan = lowerWithMemoryPlanReport(
       options.memoryPlan, entryName, [&](StringRef report) -> llvm::Error {
         lowering.memoryPlan = options.memoryPlan;

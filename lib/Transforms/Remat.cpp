@@ -13,6 +13,8 @@
 #include "recast/Remat/Solver.h"
 #include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
+
+#include "OptionValues.h"
 #include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -152,24 +154,34 @@ struct RecastRematPass
     : public mlir::recast::impl::RecastRematPassBase<RecastRematPass> {
   using Base::Base;
 
+  /// A policy outside the set is refused with the ones there are.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (llvm::Error err =
+            checkEnumValues(options, {{"policy", &policy.getParser()}}))
+      return errorHandler("--recast-remat: " + llvm::toString(std::move(err)));
+    return Base::initializeOptions(options, errorHandler);
+  }
+
+  /// The policy as the option spells it.
+  StringRef policyName() {
+    return *policy.getParser().findArgStrForValue(policy.getValue());
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Public functions are the training steps; private ones are helpers
     // (a loss that value_and_grad has inlined, outlined kernels).
-    bool selective = policy == "selective";
-    bool full = policy == "full";
-    if (!selective && !full && policy != "budget") {
-      func.emitError() << "unknown remat policy '" << policy
-                       << "' (expected budget, selective or full)";
-      return signalPassFailure();
-    }
+    bool selective = policy == RematPolicy::Selective;
+    bool full = policy == RematPolicy::Full;
     if ((selective || full) && !budget.empty()) {
-      func.emitError() << "policy=" << policy
+      func.emitError() << "policy=" << policyName()
                        << " chooses its own budget; do not give one";
       return signalPassFailure();
     }
     if ((selective || full) && !schedule.empty()) {
-      func.emitError() << "policy=" << policy
+      func.emitError() << "policy=" << policyName()
                        << " chooses its own schedule; do not give one";
       return signalPassFailure();
     }
@@ -434,7 +446,7 @@ struct RecastRematPass
       json.object([&] {
         json.attribute("function", func.getSymName());
         json.attribute("solver", result.solver);
-        json.attribute("policy", policy);
+        json.attribute("policy", policyName());
         json.attribute("memory_model", "recast");
         json.attribute("budget_bytes", int64_t(budgetBytes));
         json.attribute("baseline_peak_bytes", int64_t(baseline.peakBytes));

@@ -206,8 +206,10 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
   // recast.remat = "recompute" marks; "full" and "selective" name a policy
   // instead of a budget.
   RecastRematPassOptions remat;
-  if (options.remat == "full" || options.remat == "selective")
-    remat.policy = options.remat;
+  if (options.remat == "full")
+    remat.policy = RematPolicy::Full;
+  else if (options.remat == "selective")
+    remat.policy = RematPolicy::Selective;
   else
     remat.budget = options.remat;
   pm.addNestedPass<func::FuncOp>(createRecastRematPass(remat));

@@ -4,6 +4,8 @@
 #include "recast/Transforms/Autodiff.h"
 #include "recast/Transforms/Passes.h"
 
+#include "OptionValues.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,8 +23,6 @@ using namespace mlir;
 using namespace mlir::recast;
 
 namespace {
-
-enum class Optimizer { SGD, Momentum, AdamW };
 
 /// Builds `ins...` -> one tensor of `type` with an elementwise body; inputs
 /// of rank 0 (the AdamW step count) broadcast to every element.
@@ -54,6 +54,17 @@ struct RecastTrainStepPass
     : public mlir::recast::impl::RecastTrainStepPassBase<RecastTrainStepPass> {
   using Base::Base;
 
+  /// An optimizer outside the set is refused with the ones there are.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (llvm::Error err =
+            checkEnumValues(options, {{"optimizer", &optimizer.getParser()}}))
+      return errorHandler("--recast-train-step: " +
+                          llvm::toString(std::move(err)));
+    return Base::initializeOptions(options, errorHandler);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto lossFunc = module.lookupSymbol<func::FuncOp>(loss);
@@ -61,17 +72,7 @@ struct RecastTrainStepPass
       module.emitError() << "no loss function @" << loss << " with a body";
       return signalPassFailure();
     }
-    std::optional<Optimizer> kind =
-        llvm::StringSwitch<std::optional<Optimizer>>(optimizer)
-            .Case("sgd", Optimizer::SGD)
-            .Case("momentum", Optimizer::Momentum)
-            .Case("adamw", Optimizer::AdamW)
-            .Default(std::nullopt);
-    if (!kind) {
-      module.emitError() << "unknown optimizer '" << optimizer
-                         << "' (expected sgd, momentum or adamw)";
-      return signalPassFailure();
-    }
+    std::optional<Optimizer> kind = optimizer.getValue();
     if (module.lookupSymbol(step)) {
       module.emitError() << "a symbol @" << step << " already exists";
       return signalPassFailure();

@@ -99,7 +99,7 @@ static int testModules(MlirContext context) {
   /* A pass that rejects its input: the error keeps its location. */
   result = recastRunPassPipeline(
       module,
-      mlirStringRefCreateFromCString("recast-train-step{optimizer=lion}"),
+      mlirStringRefCreateFromCString("recast-train-step{loss=nope}"),
       append, &diagnostics);
   printf("bad-option: failed=%d\n%s", mlirLogicalResultIsFailure(result),
          text(&diagnostics));

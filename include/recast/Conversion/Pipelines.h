@@ -99,13 +99,25 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       *this, "features",
       llvm::cl::desc("PTX features (nvvm-attach-target features)"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX text, no "
-                     "toolkit needed), bin (cubin from ptxas), fatbin "
-                     "(cubin + PTX from ptxas and fatbinary), offload or "
-                     "llvm"),
-      llvm::cl::init("fatbin")};
+  /// What gpu-module-to-binary embeds (its compilation target).
+  enum class BinaryFormat { ISA, Bin, Fatbin, Offload, LLVM };
+  PassOptions::Option<BinaryFormat> format{
+      *this, "format", llvm::cl::desc("What gpu-module-to-binary embeds"),
+      llvm::cl::init(BinaryFormat::Fatbin),
+      llvm::cl::values(
+          clEnumValN(BinaryFormat::ISA, "isa", "PTX text, no toolkit needed"),
+          clEnumValN(BinaryFormat::Bin, "bin", "cubin from ptxas"),
+          clEnumValN(BinaryFormat::Fatbin, "fatbin",
+                     "cubin + PTX from ptxas and fatbinary"),
+          clEnumValN(BinaryFormat::Offload, "offload", "LLVM offload IR"),
+          clEnumValN(BinaryFormat::LLVM, "llvm", "LLVM IR"))};
+
+  /// The name `format` has as an option value (gpu-module-to-binary's).
+  StringRef getFormatName() const {
+    auto &parser =
+        const_cast<PassOptions::Option<BinaryFormat> &>(format).getParser();
+    return *parser.findArgStrForValue(format.getValue());
+  }
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas and bin/fatbinary "

@@ -22,7 +22,7 @@
 #ifndef RECAST_TRANSFORMS_FP8SCALING_H
 #define RECAST_TRANSFORMS_FP8SCALING_H
 
-#include "recast/Transforms/PrecisionOptions.h"
+#include "recast/Transforms/OptionEnums.h"
 #include "recast/Transforms/PrecisionPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

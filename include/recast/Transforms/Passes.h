@@ -15,7 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
-#include "recast/Transforms/PrecisionOptions.h"
+#include "recast/Transforms/OptionEnums.h"
 
 namespace mlir::recast {
 

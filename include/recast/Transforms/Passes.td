@@ -280,8 +280,16 @@ def RecastTrainStepPass : Pass<"recast-train-step", "ModuleOp"> {
            "The loss function to differentiate">,
     Option<"step", "step", "std::string", /*default=*/"\"train_step\"",
            "Name of the training step to create">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum or adamw">,
+    Option<"optimizer", "optimizer", "::mlir::recast::Optimizer",
+           /*default=*/"::mlir::recast::Optimizer::SGD",
+           "The update",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::Optimizer::SGD, "sgd",
+                        "p -= lr * (g + wd * p)"),
+             clEnumValN(::mlir::recast::Optimizer::Momentum, "momentum",
+                        "PyTorch's SGD with momentum"),
+             clEnumValN(::mlir::recast::Optimizer::AdamW, "adamw",
+                        "AdamW with decoupled weight decay"))}]>,
     Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "L2 penalty (sgd, momentum) or decoupled decay (adamw)">,
@@ -370,10 +378,18 @@ def RecastRematPass : Pass<"recast-remat", "func::FuncOp"> {
            "Memory budget: bytes, or a fraction (0, 1] of the peak as written">,
     Option<"solver", "solver", "std::string", /*default=*/"\"auto\"",
            "none, sqrt, chain-dp, greedy, milp or auto">,
-    Option<"policy", "policy", "std::string", /*default=*/"\"budget\"",
-           "budget (fit `budget` with the least recompute), selective "
-           "(never recompute contractions; the smallest peak that allows) "
-           "or full (recompute each checkpoint block for its backward)">,
+    Option<"policy", "policy", "::mlir::recast::RematPolicy",
+           /*default=*/"::mlir::recast::RematPolicy::Budget",
+           "How the budget is chosen",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::RematPolicy::Budget, "budget",
+                        "fit `budget` with the least recompute"),
+             clEnumValN(::mlir::recast::RematPolicy::Selective, "selective",
+                        "never recompute contractions; the smallest peak "
+                        "that allows"),
+             clEnumValN(::mlir::recast::RematPolicy::Full, "full",
+                        "recompute each checkpoint block for its "
+                        "backward"))}]>,
     Option<"numBlocks", "blocks", "unsigned", /*default=*/"0",
            "policy=full without recast.checkpoint regions: number of blocks "
            "(0: ceil(sqrt) of the articulation pieces)">,

@@ -14,7 +14,7 @@
 #ifndef RECAST_TRANSFORMS_TRAINPIPELINE_H
 #define RECAST_TRANSFORMS_TRAINPIPELINE_H
 
-#include "recast/Transforms/PrecisionOptions.h"
+#include "recast/Transforms/OptionEnums.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

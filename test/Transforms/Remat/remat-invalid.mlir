@@ -8,7 +8,7 @@
 // RUN: not recast-opt %s -recast-remat="policy=full budget=0.5" 2>&1 | FileCheck %s --check-prefix=FULL
 // SELECTIVE: error: policy=selective chooses its own budget; do not give one
 // FULL: error: policy=full chooses its own budget; do not give one
-// POLICY: error: unknown remat policy 'checkpoint-everything' (expected budget, selective or full)
+// POLICY: error: --recast-remat: policy='checkpoint-everything' is not supported; use budget, selective, full
 // NAN: remat budget must be a positive number of bytes or a fraction (0, 1] of the peak, got 'abc'
 // SOLVER: unknown remat solver 'magic' (expected
 // TIGHT: error: cannot fit @step in 8 bytes: no schedule fits the budget of 8 bytes: the smallest peak recast reaches is

@@ -3,7 +3,7 @@
 // RUN: not recast-opt %s -recast-train-step="loss=no_params" 2>&1 | FileCheck %s --check-prefix=PARAMS
 // RUN: not recast-opt %s -recast-train-step="step=loss" 2>&1 | FileCheck %s --check-prefix=EXISTS
 
-// OPT: error: unknown optimizer 'lamb' (expected sgd, momentum or adamw)
+// OPT: error: --recast-train-step: optimizer='lamb' is not supported; use sgd, momentum, adamw
 // LOSS: error: no loss function @missing with a body
 // PARAMS: error: no argument is marked {recast.param}
 // EXISTS: error: a symbol @loss already exists

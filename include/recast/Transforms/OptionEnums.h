@@ -1,14 +1,14 @@
-//===- PrecisionOptions.h - Closed sets of precision options ----*- C++ -*-===//
+//===- OptionEnums.h - Closed sets of values of recast's options -*- C++
+//-*-===//
 //
-// The values of the options of mixed precision and FP8 scaling: one enum per
-// closed set, shared by the passes (recast-mixed-precision), the training
-// pipeline's options and the FP8 rewrite, so that `--help` lists the values
-// and no stage compares strings.
+// One enum per closed set of option values, shared by the passes, the
+// training pipeline's options and the code that applies them, so that
+// `--help` lists the values and no stage compares strings.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RECAST_TRANSFORMS_PRECISIONOPTIONS_H
-#define RECAST_TRANSFORMS_PRECISIONOPTIONS_H
+#ifndef RECAST_TRANSFORMS_OPTIONENUMS_H
+#define RECAST_TRANSFORMS_OPTIONENUMS_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -46,6 +46,19 @@ enum class FP8OtherType { F32, BF16 };
 /// Mixed precision: what the backward reads of an FP32 activation.
 enum class SavedActivationsKind { ComputeType, AsComputed };
 
+/// recast-train-step: the optimizer of the update.
+enum class Optimizer { SGD, Momentum, AdamW };
+
+/// recast-remat: how the budget is chosen.
+enum class RematPolicy {
+  /// Fit the given budget with the least recompute.
+  Budget,
+  /// Never recompute contractions; the smallest peak that allows.
+  Selective,
+  /// Recompute each checkpoint block for its backward.
+  Full
+};
+
 } // namespace mlir::recast
 
-#endif // RECAST_TRANSFORMS_PRECISIONOPTIONS_H
+#endif // RECAST_TRANSFORMS_OPTIONENUMS_H
