@@ -21,8 +21,26 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/recast
   FILES_MATCHING PATTERN "*.inc" PATTERN "*.h"
   PATTERN "CMakeFiles" EXCLUDE)
 
-# The C API library (the static C++ libraries install themselves through
-# add_mlir_library) and the tools.
+# The C++ libraries, for compilers that build recast's pipelines from C++
+# (recast::RecastTransforms, recast::RecastConversion, ...): static archives
+# on the same libMLIR.so as the rest. A program links either these or
+# libRecastCAPI.so, which holds them already, not both.
+set(RECAST_CXX_LIBRARIES
+  RecastSupport RecastRuntimeSupport RecastRuntime RecastRemat RecastMemoryPlan
+  RecastDialect RecastInterfaces RecastAnalysis RecastTransforms
+  RecastConversion RecastExecution)
+foreach(library ${RECAST_CXX_LIBRARIES})
+  target_include_directories(${library} INTERFACE
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
+install(TARGETS ${RECAST_CXX_LIBRARIES}
+  EXPORT recastTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT recast-libraries
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The C API library and the tools.
 install(TARGETS RecastCAPI
   EXPORT recastTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT recast-capi
@@ -38,6 +56,10 @@ foreach(tool recast-opt recast-run recast-solve)
   endif()
 endforeach()
 
+get_property(RECAST_USES_CBC GLOBAL PROPERTY RECAST_USES_CBC)
+if(NOT RECAST_USES_CBC)
+  set(RECAST_USES_CBC OFF)
+endif()
 set(RECAST_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/recast)
 install(EXPORT recastTargets
   NAMESPACE recast::

@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recast/Transforms/Autodiff.h"
+#include "Autodiff.h"
+#include "LinalgBody.h"
+#include "ScalarAdjoint.h"
 #include "SoftmaxMatch.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
-#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
-#include "recast/Transforms/ScalarAdjoint.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -289,7 +289,8 @@ LogicalResult ReverseModeBuilder::replaceForwardTwins(
     SmallVectorImpl<Operation *> &replaced) {
   for (auto call :
        llvm::make_early_inc_range(op->getBlock()->getOps<func::CallOp>())) {
-    auto twin = call->getAttrOfType<FlatSymbolRefAttr>(kForwardOfAttrName);
+    auto twin = call->getAttrOfType<FlatSymbolRefAttr>(
+        RecastDialect::kForwardOfAttrName);
     if (!twin || twin.getValue() != callee.getSymName())
       continue;
     auto fail = [&](const Twine &why) {

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBody.h"
 #include "recast/Runtime/recast_runtime.h"
-#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recast/Transforms/LinalgBody.h"
+#include "LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -11,15 +11,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recast/Transforms/FP8Scaling.h"
+#include "FP8Scaling.h"
+#include "LinalgBody.h"
+#include "MixedPrecisionAnalysis.h"
+#include "ReportFile.h"
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
-#include "recast/Transforms/LinalgBody.h"
-#include "recast/Transforms/MixedPrecisionAnalysis.h"
-#include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

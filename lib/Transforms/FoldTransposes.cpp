@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recast/Transforms/LinalgBody.h"
+#include "LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"

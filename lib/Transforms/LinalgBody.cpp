@@ -1,6 +1,6 @@
 //===- LinalgBody.cpp - Rebuilding structured op bodies -------------------===//
 
-#include "recast/Transforms/LinalgBody.h"
+#include "LinalgBody.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"

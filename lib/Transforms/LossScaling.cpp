@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recast/Transforms/LossScaling.h"
+#include "LossScaling.h"
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"

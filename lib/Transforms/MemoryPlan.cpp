@@ -1,8 +1,8 @@
 //===- MemoryPlan.cpp - One arena per function with static offsets --------===//
 
 #include "recast/MemoryPlan/MemoryPlan.h"
+#include "ReportFile.h"
 #include "recast/Transforms/Passes.h"
-#include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -1,8 +1,8 @@
 //===- MemoryReport.cpp - The recast-memory-report pass -------------------===//
 
 #include "recast/Analysis/MemoryReport.h"
+#include "ReportFile.h"
 #include "recast/Transforms/Passes.h"
-#include "recast/Transforms/ReportFile.h"
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTMEMORYREPORTPASS

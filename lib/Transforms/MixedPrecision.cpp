@@ -11,17 +11,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Autodiff.h"
+#include "FP8Scaling.h"
+#include "LinalgBody.h"
+#include "LossScaling.h"
+#include "MixedPrecisionAnalysis.h"
 #include "OptionValues.h"
+#include "ReportFile.h"
 #include "recast/Analysis/MemoryReport.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
-#include "recast/Transforms/Autodiff.h"
-#include "recast/Transforms/FP8Scaling.h"
-#include "recast/Transforms/LinalgBody.h"
-#include "recast/Transforms/LossScaling.h"
-#include "recast/Transforms/MixedPrecisionAnalysis.h"
 #include "recast/Transforms/Passes.h"
-#include "recast/Transforms/ReportFile.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

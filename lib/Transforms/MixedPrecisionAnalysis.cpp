@@ -1,6 +1,6 @@
 //===- MixedPrecisionAnalysis.cpp - Precision decisions of a step ---------===//
 
-#include "recast/Transforms/MixedPrecisionAnalysis.h"
+#include "MixedPrecisionAnalysis.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 

@@ -6,16 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBody.h"
 #include "recast/Analysis/RematGraph.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Remat/GraphIO.h"
 #include "recast/Remat/Solver.h"
-#include "recast/Transforms/LinalgBody.h"
 #include "recast/Transforms/Passes.h"
 
 #include "OptionValues.h"
-#include "recast/Transforms/ReportFile.h"
+#include "ReportFile.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"

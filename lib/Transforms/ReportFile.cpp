@@ -1,6 +1,6 @@
 //===- ReportFile.cpp - JSON reports of recast passes ---------------------===//
 
-#include "recast/Transforms/ReportFile.h"
+#include "ReportFile.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"

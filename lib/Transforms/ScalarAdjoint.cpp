@@ -1,6 +1,6 @@
 //===- ScalarAdjoint.cpp - Reverse mode over scalar op bodies -------------===//
 
-#include "recast/Transforms/ScalarAdjoint.h"
+#include "ScalarAdjoint.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

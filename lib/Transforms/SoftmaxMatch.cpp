@@ -1,7 +1,7 @@
 //===- SoftmaxMatch.cpp - Softmax and log-softmax in linalg generics ------===//
 
 #include "SoftmaxMatch.h"
-#include "recast/Transforms/ScalarAdjoint.h"
+#include "ScalarAdjoint.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -1,7 +1,7 @@
 //===- TrainStep.cpp - A functional training step from a loss function ----===//
 
+#include "Autodiff.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
-#include "recast/Transforms/Autodiff.h"
 #include "recast/Transforms/Passes.h"
 
 #include "OptionValues.h"
@@ -198,7 +198,8 @@ struct RecastTrainStepPass
 
     // With model state, the gradients come from a copy of the loss that
     // returns the loss alone, and the state from a call of the loss that
-    // autodiff serves from the same forward (kForwardOfAttrName).
+    // autodiff serves from the same forward
+    // (RecastDialect::kForwardOfAttrName).
     func::FuncOp differentiated = lossFunc;
     SmallVector<Value> newModelState;
     if (!modelState.empty()) {
@@ -219,7 +220,7 @@ struct RecastTrainStepPass
       differentiated.setFunctionType(
           builder.getFunctionType(lossInputs, {lossType}));
       auto call = func::CallOp::create(builder, loc, lossFunc, lossOperands);
-      call->setAttr(kForwardOfAttrName,
+      call->setAttr(RecastDialect::kForwardOfAttrName,
                     FlatSymbolRefAttr::get(differentiated.getSymNameAttr()));
       for (unsigned k = 0; k < modelState.size(); ++k)
         newModelState.push_back(call.getResult(k));

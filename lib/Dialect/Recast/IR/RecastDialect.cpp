@@ -170,9 +170,7 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
                                 "arith.cmpf";
     return success();
   }
-  // kForwardOfAttrName of recast/Transforms/Autodiff.h, set by
-  // recast-train-step.
-  if (name == "recast.forward_of") {
+  if (name == kForwardOfAttrName) {
     if (!isa<FlatSymbolRefAttr>(attr.getValue()) || !isa<CallOpInterface>(op))
       return op->emitError()
              << "'" << name << "' must be a symbol reference on a call";

@@ -52,6 +52,12 @@ def Recast_Dialect : Dialect {
       made the op for the gradients of a forward op, which matched these
       names (its own and those of its body's ops); a precision policy entry
       naming one covers the op as it covers the forward op.
+    * `recast.forward_of` (symbol reference, on a `func.call` beside a
+      `recast.value_and_grad`): the call computes the forward of the
+      referenced function, the value_and_grad's callee, too
+      (recast-train-step's call of a loss that also returns state updates,
+      such as BatchNorm's running statistics); `--recast-autodiff` inlines
+      the call and merges the two forwards into one.
     * `recast.kernel` (unit, on a function): the function holds one kernel
       outlined by `recast-outline-kernels`.
     * `recast.mixed_precision` (string, on the module): the module was
@@ -86,6 +92,8 @@ def Recast_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kKernelAttrName = "recast.kernel";
     static constexpr ::llvm::StringLiteral kGradientOfAttrName =
         "recast.gradient_of";
+    static constexpr ::llvm::StringLiteral kForwardOfAttrName =
+        "recast.forward_of";
     static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
         "recast.mixed_precision";
     static constexpr ::llvm::StringLiteral kStepFiniteAttrName =

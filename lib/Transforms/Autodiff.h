@@ -16,15 +16,8 @@
 
 namespace mlir::recast {
 
-/// On a func.call beside a recast.value_and_grad: the call computes the
-/// forward of the value_and_grad's callee too (recast-train-step's call of a
-/// loss function that also returns state updates, such as BatchNorm's
-/// running statistics). The value is the value_and_grad's callee. Autodiff
-/// inlines the call and merges the two forwards into one.
-inline constexpr llvm::StringLiteral kForwardOfAttrName = "recast.forward_of";
-
 /// Replaces `op` by its callee's forward, inlined, and the reverse-mode code
-/// of its gradients. A func.call of its block marked kForwardOfAttrName with
+/// of its gradients. A func.call of its block marked recast.forward_of with
 /// its callee is inlined too, and the step's common subexpressions merged,
 /// so that one forward serves both. Errors are emitted on the offending op. On
 /// success, `numGradientOps` (if given) is increased by the number of ops the
