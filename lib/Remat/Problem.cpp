@@ -147,7 +147,7 @@ Expected<std::vector<NodeIndex>> topologicalOrder(const Problem &problem) {
     seenAt[v] = walk.size();
     walk.push_back(v);
     auto unsorted = [&](NodeIndex u) { return pending[u] != 0; };
-    auto input = llvm::find_if(problem.preds(v), unsorted);
+    const auto *input = llvm::find_if(problem.preds(v), unsorted);
     v = input != problem.preds(v).end()
             ? *input
             : *llvm::find_if(problem.orderedBefore(v), unsorted);

@@ -27,7 +27,7 @@ bool isGemmInputType(int32_t type) {
   return type == RECAST_F32 || type == RECAST_F16 || type == RECAST_BF16;
 }
 
-recast_status checkConv2d(const recast_device_t device,
+recast_status checkConv2d(recast_device_t device,
                           const recast_conv2d_desc *desc) {
   if (!desc)
     return fail(RECAST_ERROR_INVALID_ARGUMENT,

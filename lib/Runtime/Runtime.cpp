@@ -165,8 +165,9 @@ static float fp8ToFloat(uint8_t v, int mantissaBits, int bias, bool fn) {
 /// Round to nearest even, saturating to the largest finite value.
 static uint8_t floatToFP8(float f, int mantissaBits, int bias, bool fn) {
   uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  // 0x7f is a NaN of both formats (E4M3FN's only one).
   if (std::isnan(f))
-    return fn ? 0x7f : 0x7f;
+    return 0x7f;
   // The largest finite value and its code.
   int exponentBits = 7 - mantissaBits;
   int topExponent = (1 << exponentBits) - 1 - (fn ? 0 : 1);
