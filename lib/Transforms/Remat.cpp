@@ -30,7 +30,6 @@
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTREMATPASS
-#define GEN_PASS_DEF_RECASTEXPORTGRAPHPASS
 #include "recast/Transforms/Passes.h.inc"
 } // namespace mlir::recast
 
@@ -497,31 +496,4 @@ struct RecastRematPass
   }
 };
 
-struct RecastExportGraphPass
-    : public mlir::recast::impl::RecastExportGraphPassBase<
-          RecastExportGraphPass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    llvm::json::Array graphs;
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      if (func.isExternal())
-        continue;
-      FailureOr<RematGraph> graph = RematGraph::build(func);
-      if (failed(graph))
-        return signalPassFailure();
-      graphs.push_back(remat::toGraphJSON(graph->getProblem()));
-    }
-    LogicalResult written =
-        writeJSONReport(file, getOperation(), [&](llvm::json::OStream &json) {
-          if (graphs.size() == 1)
-            json.value(std::move(graphs.front()));
-          else
-            json.value(std::move(graphs));
-        });
-    if (failed(written))
-      return signalPassFailure();
-    markAllAnalysesPreserved();
-  }
-};
 } // namespace
