@@ -81,9 +81,14 @@ static cl::opt<int64_t> numSteps("steps", cl::desc("Training steps to run"),
 static cl::opt<uint64_t>
     seed("seed", cl::desc("Seed of the parameter and synthetic batch values"),
          cl::init(0), cl::cat(runCategory));
-static cl::opt<std::string>
-    reportFormat("report", cl::desc("Output format: text or json"),
-                 cl::init("text"), cl::cat(runCategory));
+enum class ReportFormat { Text, JSON };
+static cl::opt<ReportFormat> reportFormat(
+    "report", cl::desc("Output format"), cl::init(ReportFormat::Text),
+    cl::values(clEnumValN(ReportFormat::Text, "text",
+                          "a line per step, then the memory summary"),
+               clEnumValN(ReportFormat::JSON, "json",
+                          "one JSON object with the static memory report")),
+    cl::cat(runCategory));
 static cl::list<std::string>
     argFiles("arg",
              cl::desc("<name or index>=<file.npy>: the initial value of an "
@@ -100,11 +105,14 @@ static cl::opt<std::string> dataDir(
              "shaped (num_batches,) + the argument's shape; step k uses "
              "batch k mod num_batches"),
     cl::cat(runCategory));
-static cl::opt<std::string> deviceName(
-    "device",
-    cl::desc("Where the step runs: cpu (JIT on the host) or cuda (kernels "
-             "and cuBLASLt on CUDA device 0, through the runtime)"),
-    cl::init("cpu"), cl::cat(runCategory));
+enum class Device { CPU, CUDA };
+static cl::opt<Device> device(
+    "device", cl::desc("Where the step runs"), cl::init(Device::CPU),
+    cl::values(clEnumValN(Device::CPU, "cpu", "JIT-compiled on the host"),
+               clEnumValN(Device::CUDA, "cuda",
+                          "kernels and cuBLASLt on CUDA device 0, through "
+                          "the runtime")),
+    cl::cat(runCategory));
 static cl::opt<std::string>
     cudaChip("cuda-chip",
              cl::desc("GPU architecture of the kernels with --device=cuda"),
@@ -201,6 +209,471 @@ struct StepTiming {
 };
 } // namespace
 
+namespace {
+/// The loss-scale state of a loss-scaled step, if any: a dynamic scale (a
+/// skipped step shows as a smaller scale after it) or the count of the steps
+/// a static scale skips.
+struct LossScaleArguments {
+  std::optional<unsigned> scale, skipCount;
+  double minScale = 0, staticScale = 0;
+
+  explicit LossScaleArguments(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto attr = func.getArgAttrOfType<DictionaryAttr>(
+              i, mlir::recast::RecastDialect::kLossScaleAttrName)) {
+        if (auto min = attr.getAs<FloatAttr>("min")) {
+          scale = i;
+          minScale = min.getValueAsDouble();
+        } else if (auto value = attr.getAs<FloatAttr>("static")) {
+          skipCount = i;
+          staticScale = value.getValueAsDouble();
+        }
+      }
+  }
+  bool any() const { return scale || skipCount; }
+};
+
+/// The static memory report of the step, taken before lowering replaces
+/// the function: its JSON and its one-line summary.
+struct StaticReport {
+  std::string json, summary;
+  int64_t peak = 0;
+};
+} // namespace
+
+static llvm::Expected<StaticReport> takeStaticReport(func::FuncOp func) {
+  mlir::recast::MemoryReport report(func);
+  if (report.failed())
+    return makeError("memory report failed on @" + entryName);
+  StaticReport result;
+  result.peak = report.getPeakBytes();
+  llvm::raw_string_ostream os(result.json);
+  llvm::json::OStream reportJson(os, 2);
+  report.writeJSON(reportJson);
+  using Kind = mlir::recast::MemoryReport::ValueKind;
+  result.summary = llvm::formatv(
+      "memory report (static, op order): peak {0} bytes at step {1} ({2}); "
+      "live at peak: params {3}, inputs {4}, activations {5}, parameter "
+      "copies {6}, gradients {7}, temporaries {8}",
+      result.peak, report.getPeakStep(),
+      report.getNumSteps()
+          ? report.getStepOp(report.getPeakStep())->getName().getStringRef()
+          : StringRef("empty"),
+      report.getPeakBytes(Kind::Param), report.getPeakBytes(Kind::Input),
+      report.getPeakBytes(Kind::Activation),
+      report.getPeakBytes(Kind::ParamCopy), report.getPeakBytes(Kind::Gradient),
+      report.getPeakBytes(Kind::Temporary));
+  if (report.isTrainingStep())
+    result.summary += llvm::formatv(
+        "; saved for the backward {0} and parameter copies {1}",
+        report.getSavedActivationBytes(), report.getSavedParamCopyBytes());
+  return result;
+}
+
+/// A step larger than the machine fails before it runs, with its size,
+/// rather than in the allocator partway through the first step.
+static llvm::Error checkFitsMachine(int64_t staticPeak) {
+  struct sysinfo machine;
+  if (device != Device::CPU || sysinfo(&machine) != 0)
+    return llvm::Error::success();
+  double available =
+      (double(machine.totalram) + double(machine.totalswap)) * machine.mem_unit;
+  if (double(staticPeak) <= available)
+    return llvm::Error::success();
+  return makeError(llvm::formatv(
+      "@{0} needs {1:f1} GiB at its static peak, more than this machine's "
+      "{2:f1} GiB of memory and swap (remat lowers the peak: --remat)",
+      entryName, staticPeak / double(1 << 30), available / (1 << 30)));
+}
+
+namespace {
+/// The batches of --data: per batch argument, its file's batches.
+struct BatchData {
+  DenseMap<unsigned, ::recast::NpyArray> arrays;
+  int64_t numBatches = 0;
+};
+} // namespace
+
+/// The initial value of every argument: from its --arg file, the first
+/// batch of its --data file, or its initialization rule.
+static llvm::Error
+loadInitialValues(ArrayRef<ArgumentInfo> args,
+                  const DenseMap<unsigned, std::string> &files,
+                  MutableArrayRef<HostTensor> values, BatchData &batches) {
+  for (const ArgumentInfo &arg : args) {
+    std::string what = "argument %" + arg.name;
+    if (auto it = files.find(arg.position); it != files.end()) {
+      auto array = ::recast::readNpy(it->second);
+      if (!array)
+        return array.takeError();
+      auto tensor = ::recast::tensorFromNpy(*array, arg.element, arg.shape,
+                                            what + " (" + it->second + ")");
+      if (!tensor)
+        return tensor.takeError();
+      values[arg.position] = *tensor;
+      continue;
+    }
+    if (arg.role == Role::Batch && !dataDir.empty()) {
+      SmallString<256> path(dataDir);
+      llvm::sys::path::append(path, arg.name + ".npy");
+      if (!llvm::sys::fs::exists(path))
+        return makeError(llvm::formatv(
+            "--data: batch argument %{0} has no file '{1}' (give it one, or "
+            "a value with --arg)",
+            arg.name, path));
+      auto array = ::recast::readNpy(path);
+      if (!array)
+        return array.takeError();
+      if (!array->shape.empty() && array->shape[0] == 0)
+        return makeError(what + " (" + path.str().str() +
+                         "): holds no batches");
+      // Checks dtype and shape once, up front.
+      auto first =
+          ::recast::tensorFromNpy(*array, arg.element, arg.shape,
+                                  (what + " (" + path.str() + ")").str(), 0);
+      if (!first)
+        return first.takeError();
+      if (batches.numBatches && array->shape[0] != batches.numBatches)
+        return makeError(llvm::formatv(
+            "--data: {0} holds {1} batches but other batch files hold {2}",
+            path, array->shape[0], batches.numBatches));
+      batches.numBatches = array->shape[0];
+      values[arg.position] = *first;
+      batches.arrays[arg.position] = std::move(*array);
+      continue;
+    }
+    auto tensor = initializeArgument(arg);
+    if (!tensor)
+      return tensor.takeError();
+    values[arg.position] = *tensor;
+  }
+  return llvm::Error::success();
+}
+
+namespace {
+/// The step compiled for the CPU or for the GPU.
+struct Step {
+  std::unique_ptr<mlir::recast::CompiledStep> cpu;
+  std::unique_ptr<mlir::recast::CUDAStep> cuda;
+
+  llvm::Expected<double> call(MutableArrayRef<HostTensor> values) {
+    return cpu ? cpu->call(values) : cuda->call(values);
+  }
+  /// The plan that placed some of the step's buffers, if there is one.
+  std::optional<mlir::recast::StepMemoryPlan> getMemoryPlan() const {
+    return cpu ? cpu->getMemoryPlan() : cuda->getMemoryPlan();
+  }
+  ArrayRef<int64_t> getLastCallAllocations() const {
+    return cpu ? cpu->getLastCallAllocations() : cuda->getLastCallAllocations();
+  }
+};
+
+/// What the steps measured.
+struct RunLog {
+  SmallVector<StepTiming> timings;
+  SmallVector<double> lossScales;
+  // With a memory plan: the arena each step allocated (its first
+  // allocation), and how many blocks it allocated in all.
+  SmallVector<int64_t> arenaPerStep, allocationsPerStep;
+  int64_t numSkipped = 0;
+};
+} // namespace
+
+static llvm::Expected<Step> compileStep(ModuleOp module, func::FuncOp func,
+                                        ArrayRef<ArgumentInfo> args,
+                                        recast_device_t cudaDevice) {
+  Step step;
+  if (cudaDevice) {
+    mlir::recast::CUDAStepOptions cudaOptions;
+    cudaOptions.chip = cudaChip;
+    cudaOptions.optLevel = optLevel;
+    cudaOptions.memoryPlan = memoryPlan;
+    auto compiled = mlir::recast::CUDAStep::compile(module, func, args,
+                                                    cudaDevice, cudaOptions);
+    if (!compiled)
+      return compiled.takeError();
+    step.cuda = std::move(*compiled);
+    return step;
+  }
+  auto compiled = mlir::recast::CompiledStep::compile(
+      module, func, args, optLevel, memoryPlan, approximateMath, convCalls,
+      convIm2col);
+  if (!compiled)
+    return compiled.takeError();
+  step.cpu = std::move(*compiled);
+  return step;
+}
+
+/// Runs --steps steps, feeding the parameters and state back and each
+/// step's --data batch in; prints a line per step in text mode. Stops with
+/// an error when the loss or the loss scale says training diverged.
+static llvm::Error runSteps(Step &step, ArrayRef<ArgumentInfo> args,
+                            MutableArrayRef<HostTensor> values,
+                            const BatchData &batches,
+                            const LossScaleArguments &lossScale, bool json,
+                            RunLog &log) {
+  for (int64_t index = 0; index < numSteps; ++index) {
+    // The batch of this step, from --data.
+    if (index > 0)
+      for (auto &[position, array] : batches.arrays) {
+        const ArgumentInfo &arg = args[position];
+        auto next = ::recast::tensorFromNpy(array, arg.element, arg.shape,
+                                            "batch %" + arg.name,
+                                            index % batches.numBatches);
+        if (!next)
+          return next.takeError();
+        values[position].release();
+        values[position] = *next;
+      }
+
+    double scaleBefore =
+        lossScale.scale ? values[*lossScale.scale].getAsDouble(0) : 0.0;
+    double skipsBefore =
+        lossScale.skipCount ? values[*lossScale.skipCount].getAsDouble(0) : 0.0;
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<double> lossOr = step.call(values);
+    if (!lossOr)
+      return lossOr.takeError();
+    double loss = *lossOr;
+    if (step.getMemoryPlan()) {
+      ArrayRef<int64_t> allocated = step.getLastCallAllocations();
+      log.arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
+      log.allocationsPerStep.push_back(int64_t(allocated.size()));
+    }
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+
+    bool skipped = false;
+    double scaleAfter = 0;
+    if (lossScale.scale) {
+      scaleAfter = values[*lossScale.scale].getAsDouble(0);
+      skipped = scaleAfter < scaleBefore;
+      log.lossScales.push_back(scaleAfter);
+    } else if (lossScale.skipCount) {
+      scaleBefore = scaleAfter = lossScale.staticScale;
+      skipped = values[*lossScale.skipCount].getAsDouble(0) > skipsBefore;
+      log.lossScales.push_back(lossScale.staticScale);
+    }
+    if (skipped)
+      ++log.numSkipped;
+    log.timings.push_back({loss, ms});
+    if (!json) {
+      llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
+                                    index + 1, formatLoss(loss), ms);
+      if (skipped && lossScale.skipCount)
+        llvm::outs() << llvm::formatv(
+            "  skipped: non-finite gradients at the static loss scale {0}",
+            formatScale(lossScale.staticScale));
+      else if (skipped)
+        llvm::outs() << llvm::formatv(
+            "  skipped: non-finite gradients, loss scale {0} -> {1}",
+            formatScale(scaleBefore), formatScale(scaleAfter));
+      llvm::outs() << "\n";
+    }
+    if (lossScale.scale && scaleAfter < lossScale.minScale) {
+      llvm::outs().flush();
+      return makeError(llvm::formatv(
+          "the loss scale fell to {0}, below its minimum {1}, at step {2}: "
+          "the gradients are not finite at any scale (a NaN or infinity in "
+          "the data, the parameters or the forward)",
+          formatScale(scaleAfter), formatScale(lossScale.minScale), index + 1));
+    }
+    // The loss comes from the forward, which no loss scale changes: with or
+    // without scaling, a non-finite loss ends the run.
+    if (!std::isfinite(loss)) {
+      llvm::outs().flush();
+      return makeError(llvm::formatv(
+          "the loss is not finite ({0}) at step {1}; stopping (check the "
+          "learning rate and the data{2})",
+          formatLoss(loss), index + 1,
+          lossScale.any()
+              ? "; loss scaling scales the gradients, not the forward"
+              : ", or use loss scaling"));
+    }
+  }
+  return llvm::Error::success();
+}
+
+/// --save: the final parameters and state, and the losses.
+static llvm::Error saveResults(ArrayRef<ArgumentInfo> args,
+                               ArrayRef<HostTensor> values,
+                               ArrayRef<StepTiming> timings) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
+    return makeError("--save: cannot create '" + saveDir +
+                     "': " + ec.message());
+  for (const ArgumentInfo &arg : args) {
+    if (arg.role == Role::Batch)
+      continue;
+    SmallString<256> path(saveDir);
+    llvm::sys::path::append(path, arg.name + ".npy");
+    if (llvm::Error err =
+            ::recast::writeNpy(path, values[arg.position].toNpy()))
+      return err;
+  }
+  ::recast::NpyArray losses;
+  losses.dtype = "f4";
+  losses.shape = {int64_t(timings.size())};
+  for (const StepTiming &t : timings) {
+    float v = float(t.loss);
+    const char *bytes = reinterpret_cast<const char *>(&v);
+    losses.data.insert(losses.data.end(), bytes, bytes + 4);
+  }
+  SmallString<256> path(saveDir);
+  llvm::sys::path::append(path, "losses.npy");
+  return ::recast::writeNpy(path, losses);
+}
+
+namespace {
+/// The memory plan as the steps ran it: the arena each allocated.
+struct MeasuredPlan {
+  mlir::recast::StepMemoryPlan plan;
+  int64_t arena = 0, maxAllocations = 0;
+
+  /// The arena above the liveness peak, as a fraction of the peak.
+  double fragmentation() const {
+    return plan.livenessPeakBytes
+               ? double(arena) / double(plan.livenessPeakBytes) - 1
+               : 0.0;
+  }
+};
+
+/// Everything the run reports.
+struct RunSummary {
+  const StaticReport &staticReport;
+  const RunLog &log;
+  const LossScaleArguments &lossScale;
+  std::optional<MeasuredPlan> plan;
+  double compileMs = 0;
+  int64_t hostArgumentBytes = 0, measuredPeak = 0;
+};
+} // namespace
+
+/// The arena each step allocated, checked against the plan.
+static llvm::Expected<std::optional<MeasuredPlan>>
+measurePlan(const Step &step, const RunLog &log, bool json) {
+  std::optional<mlir::recast::StepMemoryPlan> plan = step.getMemoryPlan();
+  if (!plan) {
+    if (memoryPlan && !json)
+      llvm::outs() << "memory plan: no buffer of @" << entryName
+                   << " could be planned\n";
+    return std::nullopt;
+  }
+  MeasuredPlan measured{*plan};
+  for (int64_t arena : log.arenaPerStep)
+    measured.arena = std::max(measured.arena, arena);
+  for (int64_t count : log.allocationsPerStep)
+    measured.maxAllocations = std::max(measured.maxAllocations, count);
+  if (llvm::any_of(log.arenaPerStep,
+                   [&](int64_t arena) { return arena != plan->arenaBytes; }))
+    return makeError(llvm::formatv(
+        "--memory-plan: the step's first allocation ({0} bytes) is not the "
+        "planned arena ({1} bytes)",
+        measured.arena, plan->arenaBytes));
+  return measured;
+}
+
+static void printJSON(const RunSummary &run) {
+  llvm::json::OStream out(llvm::outs(), 2);
+  out.object([&] {
+    out.attribute("entry", entryName.getValue());
+    out.attribute("file", inputFilename.getValue());
+    out.attribute("steps", numSteps.getValue());
+    out.attribute("seed", int64_t(seed.getValue()));
+    // The CPU threads of the GEMMs and of the kernels split across them.
+    out.attribute("threads", int64_t(recast_cpu_threads()));
+    out.attribute("compile_ms", run.compileMs);
+    // JSON has no NaN or infinity: null stands for them.
+    auto finiteOrNull = [](double value) -> llvm::json::Value {
+      if (std::isfinite(value))
+        return value;
+      return nullptr;
+    };
+    out.attributeArray("losses", [&] {
+      for (const StepTiming &t : run.log.timings)
+        out.value(finiteOrNull(t.loss));
+    });
+    out.attributeArray("step_ms", [&] {
+      for (const StepTiming &t : run.log.timings)
+        out.value(t.ms);
+    });
+    if (run.lossScale.any()) {
+      out.attributeArray("loss_scales", [&] {
+        for (double scale : run.log.lossScales)
+          out.value(finiteOrNull(scale));
+      });
+      out.attribute("skipped_steps", run.log.numSkipped);
+    }
+    out.attribute("host_argument_bytes", run.hostArgumentBytes);
+    out.attribute("measured_peak_bytes", run.measuredPeak);
+    out.attribute("static_peak_bytes", run.staticReport.peak);
+    if (run.plan)
+      out.attributeObject("memory_plan", [&] {
+        const mlir::recast::StepMemoryPlan &plan = run.plan->plan;
+        // Measured: the block the step allocated on entry.
+        out.attribute("arena_bytes", run.plan->arena);
+        out.attribute("planned_arena_bytes", plan.arenaBytes);
+        out.attribute("liveness_peak_bytes", plan.livenessPeakBytes);
+        out.attribute("fragmentation", run.plan->fragmentation());
+        out.attribute("allocations_per_step", run.plan->maxAllocations);
+        out.attribute("planned_buffers", plan.plannedBuffers);
+        out.attribute("unplanned_buffers", plan.unplannedBuffers);
+        out.attribute("returned_buffers", plan.returnedBuffers);
+        out.attribute("returned_bytes", plan.returnedBytes);
+      });
+    out.attribute("memory_report",
+                  llvm::cantFail(llvm::json::parse(run.staticReport.json)));
+  });
+  llvm::outs() << "\n";
+}
+
+static void printText(const RunSummary &run) {
+  const RunLog &log = run.log;
+  double totalMs = 0;
+  for (const StepTiming &t : log.timings)
+    totalMs += t.ms;
+  if (!log.timings.empty())
+    llvm::outs() << llvm::formatv("mean step time {0:f3} ms\n",
+                                  totalMs / log.timings.size());
+  if (run.lossScale.any() && !log.lossScales.empty())
+    llvm::outs() << llvm::formatv(
+        "loss scale: {0} at the end, {1} of {2} steps skipped\n",
+        formatScale(log.lossScales.back()), log.numSkipped,
+        log.lossScales.size());
+  llvm::outs() << run.staticReport.summary << "\n";
+  llvm::outs() << llvm::formatv(
+      "measured peak (tracking allocator): {0} bytes ({1} bytes of "
+      "arguments held by the host, the rest allocated by the step)\n",
+      run.measuredPeak, run.hostArgumentBytes);
+  if (run.plan) {
+    const mlir::recast::StepMemoryPlan &plan = run.plan->plan;
+    llvm::outs() << llvm::formatv(
+        "memory plan: arena {0} bytes allocated once per step (planned "
+        "{1}), liveness peak {2} bytes, fragmentation {3:f2}%; {4} "
+        "allocations per step ({5} buffers placed in the arena, {6} "
+        "returned buffers of {7} bytes outside it)\n",
+        run.plan->arena, plan.arenaBytes, plan.livenessPeakBytes,
+        100 * run.plan->fragmentation(), run.plan->maxAllocations,
+        plan.plannedBuffers, plan.returnedBuffers, plan.returnedBytes);
+  }
+}
+
+/// The device's memory and copies, after a run on the GPU (text mode).
+static void printDevice(const mlir::recast::CUDAStep &step,
+                        recast_device_t cudaDevice) {
+  mlir::recast::CUDAStep::CopyBytes first = step.getFirstCallCopies();
+  mlir::recast::CUDAStep::CopyBytes last = step.getLastCallCopies();
+  llvm::outs() << llvm::formatv(
+      "device: {0}, peak device memory {1} bytes (runtime; {7} bytes "
+      "held from the driver with the freed blocks kept for reuse), last "
+      "step {2:f3} ms on the device\n"
+      "host-device copies: first step {3} bytes to the device, {4} back; "
+      "last step {5} bytes to the device, {6} back\n",
+      recast_device_name(cudaDevice), recast_memory_peak(cudaDevice),
+      step.getLastDeviceMs(), first.toDevice, first.toHost, last.toDevice,
+      last.toHost, recast_memory_reserved(cudaDevice));
+}
+
 /// Splits recast-run's command line: a flag named after an option of
 /// --recast-train-pipeline (`--mixed-precision=bf16`, `--remat=0.7`) goes to
 /// the pipeline's option text, every other one stays on the command line.
@@ -272,11 +745,9 @@ static int runMain(int argc, char **argv) {
   };
   if (numSteps < 0)
     return fail("--steps must be >= 0");
-  if (deviceName != "cpu" && deviceName != "cuda")
-    return fail("--device must be 'cpu' or 'cuda', got '" + deviceName + "'");
   // Asking for a GPU where there is none fails before anything is compiled.
   recast_device_t cudaDevice = nullptr;
-  if (deviceName == "cuda") {
+  if (device == Device::CUDA) {
     auto deviceOr = mlir::recast::createCUDADevice(0);
     if (!deviceOr)
       return fail("--device=cuda: " + llvm::toString(deviceOr.takeError()));
@@ -284,14 +755,11 @@ static int runMain(int argc, char **argv) {
   }
   // The device goes last, on every path out (after the step, which is
   // declared later and holds blocks of it): its blocks return to the driver.
-  auto destroyDevice = llvm::make_scope_exit([&] {
+  llvm::scope_exit destroyDevice([&] {
     if (cudaDevice)
       recast_device_destroy(cudaDevice);
   });
-  bool json = reportFormat == "json";
-  if (!json && reportFormat != "text")
-    return fail("--report must be 'text' or 'json', got '" + reportFormat +
-                "'");
+  bool json = reportFormat == ReportFormat::JSON;
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -365,411 +833,69 @@ static int runMain(int argc, char **argv) {
   if (!filesOr)
     return failWith(filesOr.takeError());
 
-  // The dynamic loss scale, if the step has one: a skipped step shows as a
-  // smaller scale after it.
-  // A static scale counts the steps it skips instead.
-  std::optional<unsigned> lossScaleArg, skipCountArg;
-  double minLossScale = 0, staticLossScale = 0;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto attr = func.getArgAttrOfType<DictionaryAttr>(
-            i, mlir::recast::RecastDialect::kLossScaleAttrName)) {
-      if (auto min = attr.getAs<FloatAttr>("min")) {
-        lossScaleArg = i;
-        minLossScale = min.getValueAsDouble();
-      } else if (auto scale = attr.getAs<FloatAttr>("static")) {
-        skipCountArg = i;
-        staticLossScale = scale.getValueAsDouble();
-      }
-    }
-
-  // The static report of the function, taken before lowering replaces the
-  // function.
-  std::string staticReportJSON, staticSummary;
-  int64_t staticPeak;
-  {
-    mlir::recast::MemoryReport report(func);
-    if (report.failed())
-      return fail("memory report failed on @" + entryName);
-    staticPeak = report.getPeakBytes();
-    llvm::raw_string_ostream os(staticReportJSON);
-    llvm::json::OStream reportJson(os, 2);
-    report.writeJSON(reportJson);
-    using Kind = mlir::recast::MemoryReport::ValueKind;
-    staticSummary = llvm::formatv(
-        "memory report (static, op order): peak {0} bytes at step {1} ({2}); "
-        "live at peak: params {3}, inputs {4}, activations {5}, parameter "
-        "copies {6}, gradients {7}, temporaries {8}",
-        staticPeak, report.getPeakStep(),
-        report.getNumSteps()
-            ? report.getStepOp(report.getPeakStep())->getName().getStringRef()
-            : StringRef("empty"),
-        report.getPeakBytes(Kind::Param), report.getPeakBytes(Kind::Input),
-        report.getPeakBytes(Kind::Activation),
-        report.getPeakBytes(Kind::ParamCopy),
-        report.getPeakBytes(Kind::Gradient),
-        report.getPeakBytes(Kind::Temporary));
-    if (report.isTrainingStep())
-      staticSummary += llvm::formatv(
-          "; saved for the backward {0} and parameter copies {1}",
-          report.getSavedActivationBytes(), report.getSavedParamCopyBytes());
-  }
-  // A step larger than the machine fails here, with its size, rather than
-  // in the allocator partway through the first step.
-  struct sysinfo machine;
-  if (deviceName == "cpu" && sysinfo(&machine) == 0) {
-    double available = (double(machine.totalram) + double(machine.totalswap)) *
-                       machine.mem_unit;
-    if (double(staticPeak) > available)
-      return fail(llvm::formatv(
-          "@{0} needs {1:f1} GiB at its static peak, more than this "
-          "machine's {2:f1} GiB of memory and swap (remat lowers the peak: "
-          "--remat)",
-          entryName, staticPeak / double(1 << 30), available / (1 << 30)));
-  }
+  LossScaleArguments lossScale(func);
+  auto staticReport = takeStaticReport(func);
+  if (!staticReport)
+    return failWith(staticReport.takeError());
+  if (llvm::Error err = checkFitsMachine(staticReport->peak))
+    return failWith(std::move(err));
 
   // Initial values: --arg files, --data batches, or the seeded rules.
   SmallVector<HostTensor> values(args.size());
   // Every exit, errors included, gives the buffers back (LeakSanitizer
   // checks that the step's allocations all end).
-  auto releaseValues = llvm::make_scope_exit([&] {
+  llvm::scope_exit releaseValues([&] {
     for (HostTensor &value : values)
       value.release();
   });
-  DenseMap<unsigned, ::recast::NpyArray> batchData;
-  int64_t numBatches = 0;
-  for (ArgumentInfo &arg : args) {
-    std::string what = "argument %" + arg.name;
-    if (auto it = filesOr->find(arg.position); it != filesOr->end()) {
-      auto array = ::recast::readNpy(it->second);
-      if (!array)
-        return failWith(array.takeError());
-      auto tensor = ::recast::tensorFromNpy(*array, arg.element, arg.shape,
-                                            what + " (" + it->second + ")");
-      if (!tensor)
-        return failWith(tensor.takeError());
-      values[arg.position] = *tensor;
-      continue;
-    }
-    if (arg.role == Role::Batch && !dataDir.empty()) {
-      SmallString<256> path(dataDir);
-      llvm::sys::path::append(path, arg.name + ".npy");
-      if (!llvm::sys::fs::exists(path))
-        return fail(llvm::formatv("--data: batch argument %{0} has no file "
-                                  "'{1}' (give it one, or a value with --arg)",
-                                  arg.name, path));
-      auto array = ::recast::readNpy(path);
-      if (!array)
-        return failWith(array.takeError());
-      if (!array->shape.empty() && array->shape[0] == 0)
-        return fail(what + " (" + path.str().str() + "): holds no batches");
-      // Checks dtype and shape once, up front.
-      auto first =
-          ::recast::tensorFromNpy(*array, arg.element, arg.shape,
-                                  (what + " (" + path.str() + ")").str(), 0);
-      if (!first)
-        return failWith(first.takeError());
-      if (numBatches && array->shape[0] != numBatches)
-        return fail(llvm::formatv(
-            "--data: {0} holds {1} batches but other batch files hold {2}",
-            path, array->shape[0], numBatches));
-      numBatches = array->shape[0];
-      values[arg.position] = *first;
-      batchData[arg.position] = std::move(*array);
-      continue;
-    }
-    auto tensor = initializeArgument(arg);
-    if (!tensor)
-      return failWith(tensor.takeError());
-    values[arg.position] = *tensor;
-  }
-  SmallVector<unsigned> carried;
-  for (const ArgumentInfo &arg : args)
-    if (arg.role != Role::Batch)
-      carried.push_back(arg.position);
+  BatchData batches;
+  if (llvm::Error err = loadInitialValues(args, *filesOr, values, batches))
+    return failWith(std::move(err));
 
-  // Compile.
-  auto compileStart = std::chrono::steady_clock::now();
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
-  std::unique_ptr<mlir::recast::CompiledStep> compiled;
-  std::unique_ptr<mlir::recast::CUDAStep> compiledCUDA;
-  if (cudaDevice) {
-    mlir::recast::CUDAStepOptions cudaOptions;
-    cudaOptions.chip = cudaChip;
-    cudaOptions.optLevel = optLevel;
-    cudaOptions.memoryPlan = memoryPlan;
-    auto stepOr = mlir::recast::CUDAStep::compile(*module, func, args,
-                                                  cudaDevice, cudaOptions);
-    if (!stepOr)
-      return failWith(stepOr.takeError());
-    compiledCUDA = std::move(*stepOr);
-  } else {
-    auto stepOr = mlir::recast::CompiledStep::compile(
-        *module, func, args, optLevel, memoryPlan, approximateMath, convCalls,
-        convIm2col);
-    if (!stepOr)
-      return failWith(stepOr.takeError());
-    compiled = std::move(*stepOr);
-  }
+  auto compileStart = std::chrono::steady_clock::now();
+  auto step = compileStep(*module, func, args, cudaDevice);
+  if (!step)
+    return failWith(step.takeError());
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();
 
-  // Whether the step runs with a plan that placed some of its buffers.
-  auto hasMemoryPlan = [&] {
-    return compiled ? compiled->getMemoryPlan().has_value()
-                    : compiledCUDA->getMemoryPlan().has_value();
-  };
-
   auto &allocator = ::recast::TrackingAllocator::global();
   int64_t hostArgumentBytes = allocator.currentBytes();
   allocator.resetPeak();
-
   if (!json)
     llvm::outs() << llvm::formatv(
         "recast-run: @{0} from {1}: {2} steps, seed {3} (compiled in {4:f1} "
         "ms)\n",
         entryName, inputFilename, numSteps, seed, compileMs);
 
-  SmallVector<StepTiming> timings;
-  SmallVector<double> lossScales;
-  // With a memory plan: the arena each step allocated (its first
-  // allocation), and how many blocks it allocated in all.
-  SmallVector<int64_t> arenaPerStep, allocationsPerStep;
-  int64_t numSkipped = 0;
-  for (int64_t step = 0; step < numSteps; ++step) {
-    // The batch of this step, from --data.
-    if (step > 0)
-      for (auto &[position, array] : batchData) {
-        const ArgumentInfo &arg = args[position];
-        auto next =
-            ::recast::tensorFromNpy(array, arg.element, arg.shape,
-                                    "batch %" + arg.name, step % numBatches);
-        if (!next)
-          return failWith(next.takeError());
-        values[position].release();
-        values[position] = *next;
-      }
-
-    double scaleBefore =
-        lossScaleArg ? values[*lossScaleArg].getAsDouble(0) : 0.0;
-    double skipsBefore =
-        skipCountArg ? values[*skipCountArg].getAsDouble(0) : 0.0;
-    auto start = std::chrono::steady_clock::now();
-    llvm::Expected<double> lossOr =
-        compiled ? compiled->call(values) : compiledCUDA->call(values);
-    if (!lossOr)
-      return failWith(lossOr.takeError());
-    double loss = *lossOr;
-    if (hasMemoryPlan()) {
-      ArrayRef<int64_t> allocated =
-          compiled ? compiled->getLastCallAllocations()
-                   : compiledCUDA->getLastCallAllocations();
-      arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
-      allocationsPerStep.push_back(int64_t(allocated.size()));
-    }
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-
-    bool skipped = false;
-    double scaleAfter = 0;
-    if (lossScaleArg) {
-      scaleAfter = values[*lossScaleArg].getAsDouble(0);
-      skipped = scaleAfter < scaleBefore;
-      lossScales.push_back(scaleAfter);
-    } else if (skipCountArg) {
-      scaleBefore = scaleAfter = staticLossScale;
-      skipped = values[*skipCountArg].getAsDouble(0) > skipsBefore;
-      lossScales.push_back(staticLossScale);
-    }
-    if (skipped)
-      ++numSkipped;
-    timings.push_back({loss, ms});
-    if (!json) {
-      llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
-                                    step + 1, formatLoss(loss), ms);
-      if (skipped && skipCountArg)
-        llvm::outs() << llvm::formatv(
-            "  skipped: non-finite gradients at the static loss scale {0}",
-            formatScale(staticLossScale));
-      else if (skipped)
-        llvm::outs() << llvm::formatv(
-            "  skipped: non-finite gradients, loss scale {0} -> {1}",
-            formatScale(scaleBefore), formatScale(scaleAfter));
-      llvm::outs() << "\n";
-    }
-    if (lossScaleArg && scaleAfter < minLossScale) {
-      llvm::outs().flush();
-      return fail(llvm::formatv(
-          "the loss scale fell to {0}, below its minimum {1}, at step {2}: "
-          "the gradients are not finite at any scale (a NaN or infinity in "
-          "the data, the parameters or the forward)",
-          formatScale(scaleAfter), formatScale(minLossScale), step + 1));
-    }
-    // The loss comes from the forward, which no loss scale changes: with or
-    // without scaling, a non-finite loss ends the run.
-    if (!std::isfinite(loss)) {
-      llvm::outs().flush();
-      return fail(llvm::formatv(
-          "the loss is not finite ({0}) at step {1}; stopping (check the "
-          "learning rate and the data{2})",
-          formatLoss(loss), step + 1,
-          lossScaleArg || skipCountArg
-              ? "; loss scaling scales the gradients, not the forward"
-              : ", or use loss scaling"));
-    }
-  }
-
+  RunLog log;
+  if (llvm::Error err =
+          runSteps(*step, args, values, batches, lossScale, json, log))
+    return failWith(std::move(err));
   int64_t measuredPeak = allocator.peakBytes();
-  // The arena measured: what the step asked the tracking allocator for on
-  // entry, the same at every step.
-  std::optional<mlir::recast::StepMemoryPlan> plan;
-  int64_t measuredArena = 0, maxAllocations = 0;
-  if (hasMemoryPlan()) {
-    plan =
-        compiled ? *compiled->getMemoryPlan() : *compiledCUDA->getMemoryPlan();
-    for (int64_t arena : arenaPerStep)
-      measuredArena = std::max(measuredArena, arena);
-    for (int64_t count : allocationsPerStep)
-      maxAllocations = std::max(maxAllocations, count);
-    if (!arenaPerStep.empty() && llvm::any_of(arenaPerStep, [&](int64_t arena) {
-          return arena != plan->arenaBytes;
-        }))
-      return fail(llvm::formatv(
-          "--memory-plan: the step's first allocation ({0} bytes) is not the "
-          "planned arena ({1} bytes)",
-          measuredArena, plan->arenaBytes));
-  } else if (memoryPlan && !json) {
-    llvm::outs() << "memory plan: no buffer of @" << entryName
-                 << " could be planned\n";
-  }
-  auto fragmentationOf = [&](int64_t arena) {
-    return plan->livenessPeakBytes
-               ? double(arena) / double(plan->livenessPeakBytes) - 1
-               : 0.0;
-  };
+  auto plan = measurePlan(*step, log, json);
+  if (!plan)
+    return failWith(plan.takeError());
   // The parameters and state stayed on the GPU during the run.
-  if (compiledCUDA)
-    if (llvm::Error err = compiledCUDA->download(values))
+  if (step->cuda)
+    if (llvm::Error err = step->cuda->download(values))
       return failWith(std::move(err));
-  if (!saveDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(saveDir))
-      return fail("--save: cannot create '" + saveDir + "': " + ec.message());
-    for (unsigned position : carried) {
-      SmallString<256> path(saveDir);
-      llvm::sys::path::append(path, args[position].name + ".npy");
-      if (llvm::Error err = ::recast::writeNpy(path, values[position].toNpy()))
-        return failWith(std::move(err));
-    }
-    ::recast::NpyArray losses;
-    losses.dtype = "f4";
-    losses.shape = {int64_t(timings.size())};
-    for (const StepTiming &t : timings) {
-      float v = float(t.loss);
-      const char *bytes = reinterpret_cast<const char *>(&v);
-      losses.data.insert(losses.data.end(), bytes, bytes + 4);
-    }
-    SmallString<256> path(saveDir);
-    llvm::sys::path::append(path, "losses.npy");
-    if (llvm::Error err = ::recast::writeNpy(path, losses))
+  if (!saveDir.empty())
+    if (llvm::Error err = saveResults(args, values, log.timings))
       return failWith(std::move(err));
-  }
 
+  RunSummary summary{*staticReport,    log,       lossScale,
+                     std::move(*plan), compileMs, hostArgumentBytes,
+                     measuredPeak};
   if (json) {
-    llvm::json::OStream out(llvm::outs(), 2);
-    out.object([&] {
-      out.attribute("entry", entryName.getValue());
-      out.attribute("file", inputFilename.getValue());
-      out.attribute("steps", numSteps.getValue());
-      out.attribute("seed", int64_t(seed.getValue()));
-      // The CPU threads of the GEMMs and of the kernels split across them.
-      out.attribute("threads", int64_t(recast_cpu_threads()));
-      out.attribute("compile_ms", compileMs);
-      // JSON has no NaN or infinity: null stands for them.
-      auto finiteOrNull = [](double value) -> llvm::json::Value {
-        if (std::isfinite(value))
-          return value;
-        return nullptr;
-      };
-      out.attributeArray("losses", [&] {
-        for (const StepTiming &t : timings)
-          out.value(finiteOrNull(t.loss));
-      });
-      out.attributeArray("step_ms", [&] {
-        for (const StepTiming &t : timings)
-          out.value(t.ms);
-      });
-      if (lossScaleArg || skipCountArg) {
-        out.attributeArray("loss_scales", [&] {
-          for (double scale : lossScales)
-            out.value(finiteOrNull(scale));
-        });
-        out.attribute("skipped_steps", numSkipped);
-      }
-      out.attribute("host_argument_bytes", hostArgumentBytes);
-      out.attribute("measured_peak_bytes", measuredPeak);
-      out.attribute("static_peak_bytes", staticPeak);
-      if (plan)
-        out.attributeObject("memory_plan", [&] {
-          // Measured: the block the step allocated on entry.
-          out.attribute("arena_bytes", measuredArena);
-          out.attribute("planned_arena_bytes", plan->arenaBytes);
-          out.attribute("liveness_peak_bytes", plan->livenessPeakBytes);
-          out.attribute("fragmentation", fragmentationOf(measuredArena));
-          out.attribute("allocations_per_step", maxAllocations);
-          out.attribute("planned_buffers", plan->plannedBuffers);
-          out.attribute("unplanned_buffers", plan->unplannedBuffers);
-          out.attribute("returned_buffers", plan->returnedBuffers);
-          out.attribute("returned_bytes", plan->returnedBytes);
-        });
-      out.attribute("memory_report",
-                    llvm::cantFail(llvm::json::parse(staticReportJSON)));
-    });
-    llvm::outs() << "\n";
+    printJSON(summary);
   } else {
-    double totalMs = 0;
-    for (const StepTiming &t : timings)
-      totalMs += t.ms;
-    if (!timings.empty())
-      llvm::outs() << llvm::formatv("mean step time {0:f3} ms\n",
-                                    totalMs / timings.size());
-    if ((lossScaleArg || skipCountArg) && !lossScales.empty())
-      llvm::outs() << llvm::formatv(
-          "loss scale: {0} at the end, {1} of {2} steps skipped\n",
-          formatScale(lossScales.back()), numSkipped, lossScales.size());
-    llvm::outs() << staticSummary << "\n";
-    llvm::outs() << llvm::formatv(
-        "measured peak (tracking allocator): {0} bytes ({1} bytes of "
-        "arguments held by the host, the rest allocated by the step)\n",
-        measuredPeak, hostArgumentBytes);
-    if (plan)
-      llvm::outs() << llvm::formatv(
-          "memory plan: arena {0} bytes allocated once per step (planned "
-          "{1}), liveness peak {2} bytes, fragmentation {3:f2}%; {4} "
-          "allocations per step ({5} buffers placed in the arena, {6} "
-          "returned buffers of {7} bytes outside it)\n",
-          measuredArena, plan->arenaBytes, plan->livenessPeakBytes,
-          100 * fragmentationOf(measuredArena), maxAllocations,
-          plan->plannedBuffers, plan->returnedBuffers, plan->returnedBytes);
-  }
-
-  if (cudaDevice) {
-    if (!json) {
-      mlir::recast::CUDAStep::CopyBytes first =
-          compiledCUDA->getFirstCallCopies();
-      mlir::recast::CUDAStep::CopyBytes last =
-          compiledCUDA->getLastCallCopies();
-      llvm::outs() << llvm::formatv(
-          "device: {0}, peak device memory {1} bytes (runtime; {7} bytes "
-          "held from the driver with the freed blocks kept for reuse), last "
-          "step {2:f3} ms on the device\n"
-          "host-device copies: first step {3} bytes to the device, {4} back; "
-          "last step {5} bytes to the device, {6} back\n",
-          recast_device_name(cudaDevice), recast_memory_peak(cudaDevice),
-          compiledCUDA->getLastDeviceMs(), first.toDevice, first.toHost,
-          last.toDevice, last.toHost, recast_memory_reserved(cudaDevice));
-    }
+    printText(summary);
+    if (step->cuda)
+      printDevice(*step->cuda, cudaDevice);
   }
   return 0;
 }
