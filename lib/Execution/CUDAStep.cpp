@@ -116,23 +116,7 @@ CUDAStep::compile(ModuleOp module, func::FuncOp func,
   std::string entryName = func.getSymName().str();
   std::unique_ptr<CUDAStep> step(new CUDAStep());
   step->device = device;
-  step->args.assign(args.begin(), args.end());
-  for (const StepArgument &arg : args)
-    if (arg.role != ArgumentRole::Batch)
-      step->carried.push_back(arg.position);
-  for (Type type : func.getResultTypes()) {
-    auto tensor = cast<RankedTensorType>(type);
-    step->resultElements.push_back(*getElementKind(tensor.getElementType()));
-    step->resultShapes.emplace_back(tensor.getShape());
-  }
-
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(context));
-  for (const StepArgument &arg : args)
-    if (arg.role == ArgumentRole::Batch)
-      func.setArgAttr(arg.position,
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      BoolAttr::get(context, false));
+  static_cast<StepLayout &>(*step) = prepareStepForLowering(func, args);
   PassManager pm(context);
   applyToolPassOptions(pm);
   LowerToNVVMOptions lowering;

@@ -526,26 +526,19 @@ mlir::recast::lowerWithMemoryPlanReport(
   return readMemoryPlanReport(report, entryName);
 }
 
-llvm::Expected<std::unique_ptr<CompiledStep>>
-CompiledStep::compile(ModuleOp module, func::FuncOp func,
-                      ArrayRef<StepArgument> args, unsigned optLevel,
-                      bool memoryPlan, bool approximateMath, bool convCalls,
-                      bool convIm2col) {
-  if (optLevel > 3)
-    return makeError("-O must be 0, 1, 2 or 3");
-  MLIRContext *context = module.getContext();
-  std::string entryName = func.getSymName().str();
-  std::unique_ptr<CompiledStep> step(new CompiledStep());
-  step->args.assign(args.begin(), args.end());
+StepLayout mlir::recast::prepareStepForLowering(func::FuncOp func,
+                                                ArrayRef<StepArgument> args) {
+  MLIRContext *context = func.getContext();
+  StepLayout layout;
+  layout.args.assign(args.begin(), args.end());
   for (const StepArgument &arg : args)
     if (arg.role != ArgumentRole::Batch)
-      step->carried.push_back(arg.position);
+      layout.carried.push_back(arg.position);
   for (Type type : func.getResultTypes()) {
     auto tensor = cast<RankedTensorType>(type);
-    step->resultElements.push_back(*getElementKind(tensor.getElementType()));
-    step->resultShapes.emplace_back(tensor.getShape());
+    layout.resultElements.push_back(*getElementKind(tensor.getElementType()));
+    layout.resultShapes.emplace_back(tensor.getShape());
   }
-
   // Batch arguments are read-only to the step, so that a batch fed at every
   // step is never clobbered; parameters and state may be updated in place,
   // which is where a functional step saves their second copy.
@@ -556,6 +549,20 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
       func.setArgAttr(arg.position,
                       bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(context, false));
+  return layout;
+}
+
+llvm::Expected<std::unique_ptr<CompiledStep>>
+CompiledStep::compile(ModuleOp module, func::FuncOp func,
+                      ArrayRef<StepArgument> args, unsigned optLevel,
+                      bool memoryPlan, bool approximateMath, bool convCalls,
+                      bool convIm2col) {
+  if (optLevel > 3)
+    return makeError("-O must be 0, 1, 2 or 3");
+  MLIRContext *context = module.getContext();
+  std::string entryName = func.getSymName().str();
+  std::unique_ptr<CompiledStep> step(new CompiledStep());
+  static_cast<StepLayout &>(*step) = prepareStepForLowering(func, args);
   PassManager pm(context);
   applyToolPassOptions(pm);
   LowerToCPUOptions lowering;

@@ -29,7 +29,7 @@ struct CUDAStepOptions {
 /// CUDA GPU/driver present: ...").
 llvm::Expected<recast_device_t> createCUDADevice(int ordinal = 0);
 
-class CUDAStep {
+class CUDAStep : private StepLayout {
 public:
   /// Lowers `module` for `device` and JIT-compiles its host code; `device`
   /// becomes the runtime's current device. The module is lowered in place.
@@ -85,10 +85,6 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   recast_device_t device = nullptr;
   std::string wrapperName;
-  SmallVector<StepArgument> args;
-  SmallVector<unsigned> carried;
-  SmallVector<::recast::ElementKind> resultElements;
-  SmallVector<SmallVector<int64_t>> resultShapes;
   float lastDeviceMs = 0;
   CopyBytes firstCallCopies, lastCallCopies;
   int64_t numCalls = 0;

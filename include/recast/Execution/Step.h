@@ -132,7 +132,26 @@ llvm::Expected<std::optional<StepMemoryPlan>> lowerWithMemoryPlanReport(
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 createHostExecutionEngine(ModuleOp module, unsigned optLevel);
 
-class CompiledStep {
+/// What the CPU and the CUDA step runners know of a step before lowering
+/// it: its arguments, those carried from step to step, and its results.
+struct StepLayout {
+  SmallVector<StepArgument> args;
+  /// Positions of the parameter and state arguments, in order: result k + 1
+  /// updates argument carried[k].
+  SmallVector<unsigned> carried;
+  /// Element kind and shape of each result (the loss first).
+  SmallVector<::recast::ElementKind> resultElements;
+  SmallVector<SmallVector<int64_t>> resultShapes;
+};
+
+/// The compile prologue of both step runners: the layout of `func`, which
+/// is marked for lowering on the way (a C wrapper to call; batch arguments
+/// read-only, so that a batch fed at every step is never clobbered, while
+/// parameters and state may be updated in place).
+StepLayout prepareStepForLowering(func::FuncOp func,
+                                  ArrayRef<StepArgument> args);
+
+class CompiledStep : private StepLayout {
 public:
   /// Lowers `module` (which contains `entry`, already transformed) with the
   /// CPU pipeline and JIT-compiles it at LLVM optimization level `optLevel`
@@ -187,10 +206,6 @@ private:
 
   std::unique_ptr<ExecutionEngine> engine;
   std::string wrapperName;
-  SmallVector<StepArgument> args;
-  SmallVector<unsigned> carried;
-  SmallVector<::recast::ElementKind> resultElements;
-  SmallVector<SmallVector<int64_t>> resultShapes;
   std::optional<StepMemoryPlan> memoryPlan;
   SmallVector<int64_t> lastCallAllocations;
 };
