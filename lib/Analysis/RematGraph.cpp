@@ -67,7 +67,7 @@ bool mlir::recast::isContraction(Operation *op) {
   Operation *yield = linalgOp.getBlock()->getTerminator();
   return llvm::any_of(yield->getOperands(), [](Value yielded) {
     Operation *combiner = yielded.getDefiningOp();
-    return combiner && isa<arith::AddFOp>(combiner) &&
+    return isa_and_nonnull<arith::AddFOp>(combiner) &&
            llvm::any_of(combiner->getOperands(), [](Value term) {
              return term.getDefiningOp<arith::MulFOp>() != nullptr;
            });

@@ -44,8 +44,8 @@
 
 // Defined by libmlir_float16_utils (the bf16 truncation libcalls). Only
 // their addresses are taken; the declared types do not matter.
-extern "C" void __truncsfbf2();
-extern "C" void __truncdfbf2();
+extern "C" void __truncsfbf2(); // NOLINT(readability-identifier-naming)
+extern "C" void __truncdfbf2(); // NOLINT(readability-identifier-naming)
 
 using namespace mlir;
 using namespace mlir::recast;

@@ -132,7 +132,7 @@ std::optional<MatrixView> viewAsMatrices(linalg::LinalgOp op) {
       return false;
     bool anywhere = false;
     for (ArrayRef<unsigned> dims : view.dims) {
-      auto it = llvm::find(dims, first);
+      const auto *it = llvm::find(dims, first);
       bool hasNext = llvm::is_contained(dims, next);
       if (it == dims.end()) {
         if (hasNext)

@@ -63,7 +63,6 @@
 #include <unistd.h>
 
 using namespace mlir;
-using ::recast::ElementKind;
 using ::recast::HostTensor;
 
 namespace cl = llvm::cl;

@@ -124,7 +124,7 @@ float decodeC(int32_t dtype, const Bytes &data, size_t i) {
 
 struct GemmCase {
   int32_t a, b, c;
-  int trans_a, trans_b;
+  int transA, transB;
   int64_t batch, m, n, k;
   /// Elements before each operand in its allocation: views at an offset,
   /// as compiled code passes for a filter's tap (then only as aligned as
@@ -138,7 +138,7 @@ void checkGemm(recast_device_t device, const GemmCase &gc, float scaleA = 1,
                float scaleB = 1) {
   SCOPED_TRACE("types " + std::to_string(gc.a) + "/" + std::to_string(gc.b) +
                "/" + std::to_string(gc.c) + " trans " +
-               std::to_string(gc.trans_a) + std::to_string(gc.trans_b) +
+               std::to_string(gc.transA) + std::to_string(gc.transB) +
                " batch " + std::to_string(gc.batch));
   int64_t sizeA = gc.m * gc.k, sizeB = gc.k * gc.n, sizeC = gc.m * gc.n;
   std::vector<float> a = exactValues(gc.batch * sizeA, 1);
@@ -167,8 +167,8 @@ void checkGemm(recast_device_t device, const GemmCase &gc, float scaleA = 1,
   desc.type_a = gc.a;
   desc.type_b = gc.b;
   desc.type_c = gc.c;
-  desc.trans_a = gc.trans_a;
-  desc.trans_b = gc.trans_b;
+  desc.trans_a = gc.transA;
+  desc.trans_b = gc.transB;
   desc.batch = gc.batch;
   desc.m = gc.m;
   desc.n = gc.n;
@@ -196,8 +196,8 @@ void checkGemm(recast_device_t device, const GemmCase &gc, float scaleA = 1,
       for (int64_t j = 0; j < gc.n; ++j) {
         double sum = 0;
         for (int64_t q = 0; q < gc.k; ++q) {
-          int64_t ia = gc.trans_a ? q * gc.m + i : i * gc.k + q;
-          int64_t ib = gc.trans_b ? j * gc.k + q : q * gc.n + j;
+          int64_t ia = gc.transA ? q * gc.m + i : i * gc.k + q;
+          int64_t ib = gc.transB ? j * gc.k + q : q * gc.n + j;
           sum += double(a[p * sizeA + ia]) * double(b[p * sizeB + ib]);
         }
         double expected = 2.0 * scaleA * scaleB * sum + 1.0;
@@ -503,7 +503,7 @@ TEST(RecastRuntimeTest, CompiledCodeEntryPoint) {
   EXPECT_EQ(recast_take_deferred_error(), RECAST_OK);
   EXPECT_EQ(nans[0], -2.0f);
   EXPECT_EQ(nans[1], -2.0f);
-  // The same A stored transposed (3 x 2), and B as a 1 x 3 row (trans_b).
+  // The same A stored transposed (3 x 2), and B as a 1 x 3 row (transB).
   float at[6] = {1, 4, 2, 5, 3, 6};
   recast_gemm(RECAST_F32, RECAST_F32, RECAST_F32, 1, 1, 1, 2, 1, 3, at, b, c,
               0);
