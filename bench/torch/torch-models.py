@@ -27,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 def measure(models, steps, threads):
     sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
+    sys.path.insert(0, os.path.join(ROOT, "python"))
     import torch
     torch.set_num_threads(threads)
     import torch.nn.functional as F

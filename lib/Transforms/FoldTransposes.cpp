@@ -25,6 +25,18 @@ using namespace mlir;
 
 namespace {
 
+/// Whether `op` is a contraction that becomes a GEMM: a multiply-accumulate
+/// body and indexing maps that only permute and drop loops. A convolution
+/// (an input indexed by `oh + kh`) is left as written: its operands and
+/// result are in the NHWC/HWCF layout that `recast_conv2d` takes, and any
+/// other layout would compile it to a loop nest.
+bool isGemmContraction(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() && recast::hasMultiplyAccumulateBody(op) &&
+         llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+           return map.isProjectedPermutation();
+         });
+}
+
 /// When `value` is the result of a transpose on tensors (a linalg op with
 /// one input and one output, only parallel loops, both maps permutations,
 /// a body that yields its input: linalg.transpose or its generic form), the
@@ -62,8 +74,7 @@ std::optional<std::pair<Value, AffineMap>> transposeOf(Value value) {
 bool writeInConsumerLayout(RewriterBase &rewriter, linalg::GenericOp consumer,
                            OpOperand *use) {
   auto producer = use->get().getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !producer.hasPureTensorSemantics() ||
-      !use->get().hasOneUse() || !recast::hasMultiplyAccumulateBody(producer))
+  if (!producer || !use->get().hasOneUse() || !isGemmContraction(producer))
     return false;
   OpOperand *init = producer.getDpsInitOperand(0);
   auto fill = init->get().getDefiningOp<linalg::FillOp>();
@@ -80,6 +91,22 @@ bool writeInConsumerLayout(RewriterBase &rewriter, linalg::GenericOp consumer,
   // Index j of the new layout is index toNew.getDimPosition(j) of the
   // result.
   AffineMap toNew = write.compose(inversePermutation(read));
+  // A GEMM writes C[b, m, n] or C[b, n, m]: the loops every operand walks
+  // (the batch) must stay the new layout's leading indices, or the
+  // contraction would no longer be one GEMM call.
+  AffineMap newOutput = toNew.compose(producer.getIndexingMapsArray().back());
+  unsigned numBatch = 0;
+  for (AffineExpr result : newOutput.getResults())
+    if (llvm::all_of(producer.getIndexingMapsArray(), [&](AffineMap map) {
+          return map.isFunctionOfDim(cast<AffineDimExpr>(result).getPosition());
+        }))
+      ++numBatch;
+  for (unsigned j = 0; j < numBatch; ++j)
+    if (llvm::any_of(producer.getIndexingMapsArray(), [&](AffineMap map) {
+          return !map.isFunctionOfDim(
+              cast<AffineDimExpr>(newOutput.getResult(j)).getPosition());
+        }))
+      return false;
   auto type = cast<RankedTensorType>(use->get().getType());
   SmallVector<int64_t> shape(type.getRank());
   for (unsigned j = 0; j < shape.size(); ++j)
@@ -136,10 +163,9 @@ struct RecastFoldTransposesPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> contractions;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() &&
-          recast::hasMultiplyAccumulateBody(op) &&
-          llvm::any_of(op.getDpsInputs(),
-                       [](Value v) { return transposeOf(v).has_value(); }))
+      if (isGemmContraction(op) && llvm::any_of(op.getDpsInputs(), [](Value v) {
+            return transposeOf(v).has_value();
+          }))
         contractions.push_back(op);
     });
 
