@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Async/Transforms.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -411,6 +412,81 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   return parallel;
 }
 
+/// Side of the square tiles a permuting kernel is cut into: 16 x 16
+/// elements of each of its two conflicting loops (with every other loop
+/// whole) touch at most a few hundred cache lines of either operand.
+constexpr int64_t kPermuteTile = 16;
+
+/// A loop shorter than this is left whole inside a tile.
+constexpr int64_t kMinTiledExtent = 8;
+
+/// The two loops of an elementwise `op` to cut into tiles, when one operand
+/// walks memory along a loop that another strides across: a transpose (a
+/// filter from PyTorch's FCHW to HWCF and its gradient back), which in its
+/// own loop order reads one element per cache line, and one page per
+/// element once the stride passes 4 KiB. Each operand's fast loop is the
+/// one along which its elements are closest in memory (among loops of at
+/// least kMinTiledExtent iterations); the output's and an input's differ,
+/// and each strides the other operand by a cache line or more. None when
+/// the maps are not plain dimensions or a layout is not strided.
+std::optional<std::pair<unsigned, unsigned>>
+conflictingLoops(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  // Elements between consecutive iterations of each loop, per operand.
+  auto stridesOf =
+      [&](OpOperand &operand) -> std::optional<SmallVector<int64_t>> {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    SmallVector<int64_t> memoryStrides;
+    int64_t offset;
+    if (!type || failed(type.getStridesAndOffset(memoryStrides, offset)))
+      return std::nullopt;
+    SmallVector<int64_t> loopStrides(ranges.size(), 0);
+    for (auto [result, expr] :
+         llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || ShapedType::isDynamic(memoryStrides[result]))
+        return std::nullopt;
+      loopStrides[dim.getPosition()] += memoryStrides[result];
+    }
+    return loopStrides;
+  };
+  auto fastLoop = [&](ArrayRef<int64_t> strides) -> std::optional<unsigned> {
+    std::optional<unsigned> fast;
+    for (auto [loop, stride] : llvm::enumerate(strides))
+      if (stride > 0 && ranges[loop] >= kMinTiledExtent &&
+          (!fast || stride < strides[*fast]))
+        fast = loop;
+    return fast;
+  };
+  // Elements per 64-byte cache line, at 4 bytes or fewer an element.
+  constexpr int64_t kLineElements = 16;
+  std::optional<SmallVector<int64_t>> outputStrides =
+      stridesOf(*op.getDpsInitOperand(0));
+  if (!outputStrides)
+    return std::nullopt;
+  std::optional<unsigned> outputLoop = fastLoop(*outputStrides);
+  if (!outputLoop)
+    return std::nullopt;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType()))
+      continue;
+    std::optional<SmallVector<int64_t>> inputStrides = stridesOf(*input);
+    if (!inputStrides)
+      return std::nullopt;
+    std::optional<unsigned> inputLoop = fastLoop(*inputStrides);
+    if (inputLoop && *inputLoop != *outputLoop &&
+        (*inputStrides)[*outputLoop] >= kLineElements &&
+        (*outputStrides)[*inputLoop] >= kLineElements)
+      return std::make_pair(*outputLoop, *inputLoop);
+  }
+  return std::nullopt;
+}
+
 struct RecastKernelLoopsPass
     : public recast::impl::RecastKernelLoopsPassBase<RecastKernelLoopsPass> {
   using Base::Base;
@@ -435,6 +511,35 @@ struct RecastKernelLoopsPass
     llvm::DenseMap<Operation *, int64_t> blockSizes;
     IRRewriter rewriter(context);
     for (auto [op, shape] : kernels) {
+      if (std::optional<std::pair<unsigned, unsigned>> loops =
+              conflictingLoops(op)) {
+        // Tiles of both loops, each a parallel iteration (and a block of
+        // them per thread); inside a tile the op keeps its loop order.
+        SmallVector<int64_t> tileSizes(op.getNumLoops(), 0);
+        tileSizes[loops->first] = kPermuteTile;
+        tileSizes[loops->second] = kPermuteTile;
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::TiledLinalgOp> tiled = linalg::tileLinalgOp(
+            rewriter, op,
+            linalg::LinalgTilingOptions().setTileSizes(tileSizes).setLoopType(
+                linalg::LinalgTilingLoopType::ParallelLoops));
+        if (failed(tiled))
+          continue;
+        rewriter.eraseOp(op);
+        ++numTiledPermutations;
+        SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+        int64_t tiles = llvm::divideCeil(ranges[loops->first], kPermuteTile) *
+                        llvm::divideCeil(ranges[loops->second], kPermuteTile);
+        auto loop = dyn_cast<scf::ParallelOp>(tiled->loops.front());
+        if (!loop || threads < 2 || shape.allIterations < 2 * minWork)
+          continue;
+        int64_t tileWork = shape.allIterations / tiles;
+        blockSizes[loop] =
+            std::max<int64_t>(llvm::divideCeil(tiles, int64_t(threads)),
+                              llvm::divideCeil(minWork, tileWork));
+        ++numParallelKernels;
+        continue;
+      }
       bool rowReduction = isRowReduction(op, shape);
       // Elementwise ops and row reductions only: another reduction would
       // need its partial results.

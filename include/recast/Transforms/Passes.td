@@ -771,6 +771,17 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
     a reduction (a sum over the batch rows) keep their loops: their access
     order is the one that streams through memory.
 
+    **Permutations.** An elementwise op whose output walks memory along one
+    loop while an input walks it along another, each striding the other
+    operand by a cache line or more (a transpose: PyTorch's FCHW filters to
+    the HWCF layout of the convolution calls, and their gradients back), is
+    cut into 16 x 16 tiles of those two loops, each loop of at least 8
+    iterations, the others whole inside a tile: in its own loop order it
+    would read one element per cache line, and one page per element once
+    the stride passes 4 KiB. The tiles are the iterations of an
+    `scf.parallel`, split across threads as below; inside a tile the op
+    keeps its loop order.
+
     `recast-lower-to-cpu` runs this pass, with its `threads` option (set by
     recast-run to the runtime's thread count), then the async dialect's
     lowering to its runtime when `threads` is above one.
@@ -783,13 +794,16 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
   ];
   let dependentDialects = [
     "affine::AffineDialect", "arith::ArithDialect", "async::AsyncDialect",
-    "func::FuncDialect", "memref::MemRefDialect", "scf::SCFDialect"
+    "func::FuncDialect", "linalg::LinalgDialect", "memref::MemRefDialect",
+    "scf::SCFDialect"
   ];
   let statistics = [
     Statistic<"numRowReductions", "num-row-reductions",
               "Row reductions lowered with accumulators in registers">,
     Statistic<"numParallelKernels", "num-parallel-kernels",
               "Kernels split across threads">,
+    Statistic<"numTiledPermutations", "num-tiled-permutations",
+              "Permuting kernels cut into tiles of their conflicting loops">,
   ];
 }
 
