@@ -15,6 +15,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <memory>
+#include <strings.h>
 #include <thread>
 #include <vector>
 
@@ -62,9 +63,30 @@ struct Blas {
   SgemmFn sgemm = nullptr;
   SbgemmFn sbgemm = nullptr;
   std::string library;
+  /// recast_cpu_blas_core.
+  std::string core;
   /// recast_cpu_bf16_gemm.
   const char *bf16Gemm = "widened";
 };
+
+/// Whether the process already holds the OpenBLAS `name` with kernels for
+/// another core than `core`: OpenBLAS picks them once, when it is loaded,
+/// and 0.3.21 takes recent Xeons for a generic "Prescott" several times
+/// slower than its AVX-512 kernels. A Python process has loaded it through
+/// numpy before recast's runtime sets OPENBLAS_CORETYPE; recast then loads
+/// a copy of its own (dlmopen, a new link-map namespace, whose start-up
+/// reads the core type set by then).
+bool loadedWithOtherCore(const char *name, const char *core) {
+  void *loaded = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+  if (!loaded)
+    return false;
+  using CoreNameFn = char *(*)();
+  auto coreName =
+      reinterpret_cast<CoreNameFn>(dlsym(loaded, "openblas_get_corename"));
+  bool other = coreName && strcasecmp(coreName(), core) != 0;
+  dlclose(loaded);
+  return other;
+}
 
 /// The CBLAS to use: $RECAST_BLAS (a path or soname; "none" disables BLAS),
 /// else OpenBLAS, else the system CBLAS; without one, naiveSgemm.
@@ -84,10 +106,16 @@ const Blas &getBlas() {
     }
     // Name the core for OpenBLAS unless the user did (it falls back to slow
     // generic kernels on recent Xeons).
-    if (const char *core = recast_cpu_blas_core_type())
+    const char *core = recast_cpu_blas_core_type();
+    if (core)
       setenv("OPENBLAS_CORETYPE", core, 0);
     for (const std::string &name : candidates) {
-      void *handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      void *handle = nullptr;
+      if (core && !std::getenv("RECAST_BLAS") &&
+          loadedWithOtherCore(name.c_str(), core))
+        handle = dlmopen(LM_ID_NEWLM, name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle)
+        handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle)
         continue;
       auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
@@ -101,6 +129,10 @@ const Blas &getBlas() {
       if (b.sbgemm)
         b.bf16Gemm = "cblas_sbgemm";
       b.library = name;
+      using CoreNameFn = char *(*)();
+      if (auto coreName = reinterpret_cast<CoreNameFn>(
+              dlsym(handle, "openblas_get_corename")))
+        b.core = coreName();
       break;
     }
     if (!b.sgemm)
@@ -357,4 +389,8 @@ extern "C" int recast_cpu_threads(void) {
 extern "C" const char *recast_cpu_blas_library(void) {
   const Blas &blas = getBlas();
   return blas.handle ? blas.library.c_str() : "";
+}
+
+extern "C" const char *recast_cpu_blas_core(void) {
+  return getBlas().core.c_str();
 }

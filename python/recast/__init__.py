@@ -13,6 +13,7 @@ built by CMake into <build>/python/recast), loaded on first use:
 - `recast.compile(source, ...) -> Program`, `Program.step(params, batch)`;
 - `recast.parse(source) -> Module`: pipelines and memory reports on IR;
 - `recast.solve(graph, budget)`: the abstract rematerialization problem;
+- `recast.cpu_blas()`: the BLAS the CPU steps use, its core and threads;
 - `recast.RecastError`: MLIR's diagnostics as an exception;
 - `recast.plot`: memory timelines from the reports (matplotlib).
 
@@ -40,7 +41,8 @@ for _d in _extension_dirs():
         __path__.append(_d)
 
 _API = {
-    "compile", "parse", "solve", "memory_report", "Program", "Module",
+    "compile", "parse", "solve", "memory_report", "cpu_blas", "Program",
+    "Module",
     "Argument", "Diagnostic", "RecastError",
 }
 

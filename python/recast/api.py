@@ -378,6 +378,14 @@ def compile(source: Union[str, os.PathLike, Module], *, entry: str = "train_step
     return Program(native)
 
 
+def cpu_blas() -> Dict[str, Union[str, int]]:
+    """The GEMM library of CPU steps: `library` (the CBLAS loaded, "" for
+    recast's reference loop), `core` (the CPU OpenBLAS runs its kernels for),
+    `bf16_gemm` (how bf16 operands are multiplied) and `threads`. Loads the
+    library on first use, as the first step does."""
+    return dict(_recast.cpu_blas())
+
+
 # ---------------------------------------------------------------------------
 # The abstract rematerialization problem
 # ---------------------------------------------------------------------------

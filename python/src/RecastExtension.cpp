@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast-c/Recast.h"
+#include "recast/Runtime/recast_runtime.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -312,6 +313,14 @@ NB_MODULE(_recast, m) {
            nb::arg("seed"), nb::arg("out"))
       .def("step", &Program::step, nb::arg("arguments"), nb::arg("updated"));
 
+  m.def("cpu_blas", [] {
+    nb::dict info;
+    info["library"] = recast_cpu_blas_library();
+    info["core"] = recast_cpu_blas_core();
+    info["bf16_gemm"] = recast_cpu_bf16_gemm();
+    info["threads"] = recast_cpu_threads();
+    return info;
+  });
   m.def("solve_remat", &solveRemat, nb::arg("graph"), nb::arg("budget_bytes"),
         nb::arg("budget_ratio"), nb::arg("solver"), nb::arg("memory_model"),
         nb::arg("time_limit"));

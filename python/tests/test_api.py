@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -297,3 +298,29 @@ def test_step_refuses_ids_outside_their_table(models_dir):
         program.step(params, {"tokens": tokens})
     tokens[1, 5] = 127
     assert np.isfinite(program.step(params, {"tokens": tokens})[0])
+
+
+def test_cpu_blas_kernels_for_this_cpu_after_numpy(root, build_dir):
+    """numpy loads OpenBLAS before recast can name the core, and OpenBLAS
+    0.3.21 takes recent Xeons for a generic "Prescott" (several times
+    slower): recast's steps must still run OpenBLAS's kernels for this CPU,
+    and train as recast-run does."""
+    flags = open("/proc/cpuinfo").read()
+    script = (
+        "import ctypes, json, numpy, recast\n"
+        "blas = ctypes.CDLL('libopenblas.so.0')\n"
+        "blas.openblas_get_corename.restype = ctypes.c_char_p\n"
+        "numpy_core = blas.openblas_get_corename().decode()\n"
+        "print(json.dumps([numpy_core, recast.cpu_blas()]))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env["PYTHONPATH"] = os.path.join(root, "python")
+    env["RECAST_BUILD_DIR"] = build_dir
+    out = subprocess.run([sys.executable, "-c", script], env=env,
+                         capture_output=True, text=True, check=True)
+    numpy_core, info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info["library"].startswith("libopenblas")
+    if " avx512f " in flags:
+        assert info["core"] == "SkylakeX", (numpy_core, info)
+    elif " avx2 " in flags:
+        assert info["core"] == "Haswell", (numpy_core, info)
+    assert info["threads"] >= 1

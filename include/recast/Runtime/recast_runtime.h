@@ -261,6 +261,11 @@ void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
 /* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).
  * $RECAST_BLAS names another library, or "none". */
 const char *recast_cpu_blas_library(void);
+/* The core OpenBLAS runs its kernels for ("SkylakeX", "Haswell", ...; "" for
+ * another BLAS). recast names the core it selects before it loads OpenBLAS,
+ * and loads a copy of its own where the process already holds one built for
+ * another core (numpy's, in a Python process). */
+const char *recast_cpu_blas_core(void);
 /* How the CPU backend multiplies bf16 operands into f32: "cblas_sbgemm" (the
  * library's), "amx_bf16" (recast's AMX tile kernel, where the CPU and the
  * kernel grant the tiles), "avx512_bf16" (recast's vdpbf16ps kernel, on CPUs
