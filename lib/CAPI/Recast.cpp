@@ -560,10 +560,8 @@ MlirLogicalResult recastProgramStep(RecastProgram program,
   allocator.resetPeak();
   SmallVector<::recast::HostTensor> values;
   for (const StepArgument &arg : step.getArguments()) {
-    ::recast::HostTensor tensor =
-        ::recast::HostTensor::allocate(arg.element, arg.shape);
-    std::memcpy(tensor.data(), arguments[arg.position], tensor.sizeInBytes());
-    values.push_back(tensor);
+    values.push_back(::recast::HostTensor::copyOf(arg.element, arg.shape,
+                                                  arguments[arg.position]));
   }
   llvm::Expected<double> result = step.call(values);
   p->measuredPeak = allocator.peakBytes();

@@ -19,8 +19,10 @@ int64_t HostTensor::numElements() const {
   return n;
 }
 
-HostTensor HostTensor::allocate(const ElementKind &element,
-                                llvm::ArrayRef<int64_t> shape) {
+/// A tensor of `element` and `shape` whose bytes are left as the tracking
+/// allocator gives them.
+static HostTensor allocateUninitialized(const ElementKind &element,
+                                        llvm::ArrayRef<int64_t> shape) {
   HostTensor tensor;
   tensor.element = element;
   tensor.shape.assign(shape.begin(), shape.end());
@@ -32,7 +34,22 @@ HostTensor HostTensor::allocate(const ElementKind &element,
         llvm::formatv("out of host memory allocating {0} bytes", bytes),
         /*gen_crash_diag=*/false);
   tensor.aligned = tensor.allocated;
-  std::memset(tensor.allocated, 0, bytes);
+  return tensor;
+}
+
+HostTensor HostTensor::allocate(const ElementKind &element,
+                                llvm::ArrayRef<int64_t> shape) {
+  HostTensor tensor = allocateUninitialized(element, shape);
+  std::memset(tensor.allocated, 0, size_t(tensor.sizeInBytes()));
+  return tensor;
+}
+
+HostTensor HostTensor::copyOf(const ElementKind &element,
+                              llvm::ArrayRef<int64_t> shape, const void *data) {
+  HostTensor tensor = allocateUninitialized(element, shape);
+  // An empty array has no data pointer, which memcpy must not be given.
+  if (size_t bytes = size_t(tensor.sizeInBytes()))
+    std::memcpy(tensor.allocated, data, bytes);
   return tensor;
 }
 
@@ -170,12 +187,10 @@ llvm::Expected<HostTensor> recast::tensorFromNpy(const NpyArray &array,
         llvm::formatv("{0}: shape {1} does not match the argument's shape {2}",
                       what, formatShape(given), formatShape(shape)));
   }
-  HostTensor tensor = HostTensor::allocate(element, shape);
-  size_t bytes = tensor.sizeInBytes();
-  // An empty array has no data pointer, which memcpy must not be given.
-  if (bytes > 0)
-    std::memcpy(tensor.data(),
-                array.data.data() + (batchIndex >= 0 ? batchIndex * bytes : 0),
-                bytes);
-  return tensor;
+  int64_t bytes = int64_t(element.bytes);
+  for (int64_t size : shape)
+    bytes *= size;
+  return HostTensor::copyOf(element, shape,
+                            array.data.data() +
+                                (batchIndex >= 0 ? batchIndex * bytes : 0));
 }

@@ -47,6 +47,10 @@ struct HostTensor {
   /// Allocates a zeroed tensor through the tracking allocator.
   static HostTensor allocate(const ElementKind &element,
                              llvm::ArrayRef<int64_t> shape);
+  /// Allocates a tensor through the tracking allocator holding a copy of the
+  /// sizeInBytes() bytes at `data` (written once, not zeroed first).
+  static HostTensor copyOf(const ElementKind &element,
+                           llvm::ArrayRef<int64_t> shape, const void *data);
   /// Frees the buffer if the tracking allocator owns it.
   void release();
 
