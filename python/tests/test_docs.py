@@ -1,0 +1,66 @@
+"""Every shell and Python example of README.md, docs/ and the examples'
+READMEs runs as written (test/Docs/run_doc_examples.py), in this venv:
+the examples use torch and IREE where the docs say so."""
+
+import glob
+import os
+import subprocess
+import sys
+
+CHECKER = ("test", "Docs", "run_doc_examples.py")
+
+
+def run_checker(root, build_dir, files):
+    return subprocess.run(
+        [sys.executable, os.path.join(root, *CHECKER), "--root", root,
+         "--build", build_dir, "--python", sys.executable, *files],
+        capture_output=True, text=True)
+
+
+def test_doc_examples_run(root, build_dir):
+    files = [os.path.join(root, "README.md")]
+    files += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    files += sorted(glob.glob(os.path.join(root, "examples", "*",
+                                           "README.md")))
+    result = run_checker(root, build_dir, files)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The docs hold examples, and most of them run.
+    lines = result.stdout.splitlines()
+    passed = [l for l in lines if l.startswith("PASS ")]
+    skipped = [l for l in lines if l.startswith("SKIP ")]
+    assert len(passed) >= 20 and len(passed) > len(skipped), result.stdout
+
+
+def test_doc_checker_fails_on_drift(root, build_dir, tmp_path):
+    """A failing command, an option a tool lacks in a block that cannot
+    run, a tool that does not exist and a failing Python example are each
+    reported; a working command passes."""
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "```sh\n"
+        "recast-opt examples/mlp/train_step.mlir "
+        "--recast-memory-report=report=- -o /dev/null\n"
+        "```\n\n"
+        "```sh\n"
+        "recast-run examples/mlp/train_step.mlir --steps=2 --no-such-option\n"
+        "```\n\n"
+        "<!-- doc-test: skip: stands for a long run -->\n"
+        "```sh\n"
+        "build/bin/recast-run step.mlir --steps=2 --nor-this-one=3\n"
+        "```\n\n"
+        "<!-- doc-test: skip: a tool that does not exist -->\n"
+        "```sh\n"
+        "recast-frobnicate x.mlir\n"
+        "```\n\n"
+        "```python\n"
+        "import recast\n"
+        "recast.compile('examples/mlp/train_step.mlir', remat=0.5)\n"
+        "```\n")
+    result = run_checker(root, build_dir, [str(doc)])
+    assert result.returncode == 1
+    lines = [l for l in result.stdout.splitlines() if not l.startswith(" ")]
+    assert lines[0].startswith("PASS ")
+    assert lines[1].startswith("FAIL ") and lines[1].endswith(":6:")
+    assert "recast-run has no option --nor-this-one" in lines[2]
+    assert "no tool recast-frobnicate" in lines[3]
+    assert lines[4].startswith("FAIL ") and "cannot fit" in result.stdout
