@@ -427,8 +427,10 @@ constexpr int64_t kMinTiledExtent = 8;
 /// element once the stride passes 4 KiB. Each operand's fast loop is the
 /// one along which its elements are closest in memory (among loops of at
 /// least kMinTiledExtent iterations); the output's and an input's differ,
-/// and each strides the other operand by a cache line or more. None when
-/// the maps are not plain dimensions or a layout is not strided.
+/// and each strides the other operand by a cache line or more. The inputs
+/// are the op's, and the buffers its body loads from with indices that are
+/// its loops'. None when the maps are not plain dimensions or a layout is
+/// not strided.
 std::optional<std::pair<unsigned, unsigned>>
 conflictingLoops(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
@@ -437,24 +439,78 @@ conflictingLoops(linalg::LinalgOp op) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
-  // Elements between consecutive iterations of each loop, per operand.
-  auto stridesOf =
-      [&](OpOperand &operand) -> std::optional<SmallVector<int64_t>> {
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
+  // Elements between consecutive iterations of each loop in a memref
+  // indexed, dimension by dimension, by the given loop (none: an index the
+  // loops do not move).
+  auto loopStrides = [&](Type type, ArrayRef<std::optional<unsigned>> loops)
+      -> std::optional<SmallVector<int64_t>> {
+    auto memref = dyn_cast<MemRefType>(type);
     SmallVector<int64_t> memoryStrides;
     int64_t offset;
-    if (!type || failed(type.getStridesAndOffset(memoryStrides, offset)))
+    if (!memref || failed(memref.getStridesAndOffset(memoryStrides, offset)))
       return std::nullopt;
-    SmallVector<int64_t> loopStrides(ranges.size(), 0);
-    for (auto [result, expr] :
-         llvm::enumerate(op.getMatchingIndexingMap(&operand).getResults())) {
-      auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (!dim || ShapedType::isDynamic(memoryStrides[result]))
+    SmallVector<int64_t> strides(ranges.size(), 0);
+    for (auto [dim, loop] : llvm::enumerate(loops)) {
+      if (!loop)
+        continue;
+      if (ShapedType::isDynamic(memoryStrides[dim]))
         return std::nullopt;
-      loopStrides[dim.getPosition()] += memoryStrides[result];
+      strides[*loop] += memoryStrides[dim];
     }
-    return loopStrides;
+    return strides;
   };
+  auto stridesOf =
+      [&](OpOperand &operand) -> std::optional<SmallVector<int64_t>> {
+    SmallVector<std::optional<unsigned>> loops;
+    for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        return std::nullopt;
+      loops.push_back(dim.getPosition());
+    }
+    return loopStrides(operand.get().getType(), loops);
+  };
+  // A load in the body from a buffer defined outside it (the turned filter
+  // of a convolution's input gradient reads the filter at (KH - 1 - kh,
+  // KW - 1 - kw, f, c)): each index a loop's (linalg.index), a constant
+  // minus one, or invariant.
+  Block *body = op.getBlock();
+  auto loopOfIndex =
+      [&](Value index) -> std::optional<std::optional<unsigned>> {
+    if (index.getParentBlock() != body)
+      return std::optional<unsigned>();
+    if (auto sub = index.getDefiningOp<arith::SubIOp>();
+        sub && sub.getLhs().getParentBlock() != body)
+      index = sub.getRhs();
+    if (auto loop = index.getDefiningOp<linalg::IndexOp>())
+      return std::optional<unsigned>(loop.getDim());
+    return std::nullopt;
+  };
+  SmallVector<SmallVector<int64_t>> inputStrides;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType()))
+      continue;
+    std::optional<SmallVector<int64_t>> strides = stridesOf(*input);
+    if (!strides)
+      return std::nullopt;
+    inputStrides.push_back(*strides);
+  }
+  for (auto load : body->getOps<memref::LoadOp>()) {
+    if (load.getMemRef().getParentBlock() == body)
+      continue;
+    SmallVector<std::optional<unsigned>> loops;
+    for (Value index : load.getIndices()) {
+      std::optional<std::optional<unsigned>> loop = loopOfIndex(index);
+      if (!loop)
+        return std::nullopt;
+      loops.push_back(*loop);
+    }
+    std::optional<SmallVector<int64_t>> strides =
+        loopStrides(load.getMemRef().getType(), loops);
+    if (!strides)
+      return std::nullopt;
+    inputStrides.push_back(*strides);
+  }
   auto fastLoop = [&](ArrayRef<int64_t> strides) -> std::optional<unsigned> {
     std::optional<unsigned> fast;
     for (auto [loop, stride] : llvm::enumerate(strides))
@@ -472,15 +528,10 @@ conflictingLoops(linalg::LinalgOp op) {
   std::optional<unsigned> outputLoop = fastLoop(*outputStrides);
   if (!outputLoop)
     return std::nullopt;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    if (!isa<MemRefType>(input->get().getType()))
-      continue;
-    std::optional<SmallVector<int64_t>> inputStrides = stridesOf(*input);
-    if (!inputStrides)
-      return std::nullopt;
-    std::optional<unsigned> inputLoop = fastLoop(*inputStrides);
+  for (ArrayRef<int64_t> strides : inputStrides) {
+    std::optional<unsigned> inputLoop = fastLoop(strides);
     if (inputLoop && *inputLoop != *outputLoop &&
-        (*inputStrides)[*outputLoop] >= kLineElements &&
+        strides[*outputLoop] >= kLineElements &&
         (*outputStrides)[*inputLoop] >= kLineElements)
       return std::make_pair(*outputLoop, *inputLoop);
   }

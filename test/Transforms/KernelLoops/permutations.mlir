@@ -56,3 +56,30 @@ func.func private @kernel_not_tiled(%a: memref<8x4x1x1xf32>, %b: memref<8x1x1x4x
   linalg.transpose ins(%m : memref<64x4xf32>) outs(%n : memref<4x64xf32>) permutation = [1, 0]
   return
 }
+
+// -----
+
+// The turned filter of a convolution's input gradient: the body reads the
+// HWCF filter at (KH - 1 - kh, KW - 1 - kw, f, c). The output walks memory
+// along c, the load along f: tiles of 16 f x 16 c, with the loop indices
+// offset by the tile's in the body.
+
+// CHECK-LABEL: func.func private @kernel_turned_filter
+// CHECK:         scf.parallel (%[[F:.*]], %[[C:.*]]) =
+// CHECK:           linalg.generic
+// CHECK-SAME:        outs(%{{.*}} : memref<3x3x16x16xf32, strided<[12288, 4096, 64, 1], offset: ?>>)
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<3x3x64x64xf32>
+func.func private @kernel_turned_filter(%t: memref<3x3x64x64xf32>, %last: index, %w: memref<3x3x64x64xf32>) attributes {recast.kernel} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%t : memref<3x3x64x64xf32>) {
+  ^bb0(%out: f32):
+    %0 = linalg.index 0 : index
+    %1 = linalg.index 1 : index
+    %2 = linalg.index 2 : index
+    %3 = linalg.index 3 : index
+    %4 = arith.subi %last, %0 : index
+    %5 = arith.subi %last, %1 : index
+    %6 = memref.load %w[%4, %5, %3, %2] : memref<3x3x64x64xf32>
+    linalg.yield %6 : f32
+  }
+  return
+}
