@@ -1035,7 +1035,17 @@ LogicalResult ReverseModeBuilder::differentiateOperand(
   unsigned targetArg =
       linalgOp.getMatchingBlockArgument(&target).getArgNumber();
   LogicalResult bodyResult = success();
-  Value init = zerosLike(targetType);
+  // With every loop parallel each element of the gradient comes from one
+  // iteration (an elementwise op, a transpose): it is written, not added
+  // into zeros, which would cost a fill and a read of the whole tensor.
+  bool writtenOnce = llvm::none_of(iterators, [](utils::IteratorType t) {
+    return t == utils::IteratorType::reduction;
+  });
+  Value init = writtenOnce
+                   ? create<tensor::EmptyOp>(targetType.getShape(),
+                                             targetType.getElementType())
+                         .getResult()
+                   : zerosLike(targetType);
   auto gradient = create<linalg::GenericOp>(
       TypeRange{targetType}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &b, Location loc, ValueRange args) {
@@ -1073,10 +1083,20 @@ LogicalResult ReverseModeBuilder::differentiateOperand(
         Value accumulator = args.back();
         Value contribution = adjoints.lookup(
             mapping.lookup(forwardBody->getArgument(targetArg)));
-        Value total = contribution ? arith::AddFOp::create(b, loc, accumulator,
-                                                           contribution)
-                                         .getResult()
-                                   : accumulator;
+        Value total;
+        if (writtenOnce)
+          total =
+              contribution
+                  ? contribution
+                  : arith::ConstantOp::create(
+                        b, loc,
+                        cast<TypedAttr>(b.getZeroAttr(accumulator.getType())))
+                        .getResult();
+        else
+          total = contribution
+                      ? arith::AddFOp::create(b, loc, accumulator, contribution)
+                            .getResult()
+                      : accumulator;
         linalg::YieldOp::create(b, loc, total);
       });
   if (failed(bodyResult))
