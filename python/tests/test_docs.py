@@ -24,6 +24,15 @@ def test_doc_examples_run(root, build_dir):
                                            "README.md")))
     result = run_checker(root, build_dir, files)
     assert result.returncode == 0, result.stdout + result.stderr
+    # The examples run scripts/ through the scratch directory's links: what
+    # they set up (scripts/setup's recast.pth) still points at the checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    where = subprocess.run(
+        [sys.executable, "-c", "import recast; print(recast.__file__)"],
+        cwd="/", env=env, capture_output=True, text=True)
+    assert where.returncode == 0, where.stderr
+    assert os.path.realpath(where.stdout.strip()).startswith(
+        os.path.realpath(root)), where.stdout
     # The docs hold examples, and most of them run.
     lines = result.stdout.splitlines()
     passed = [l for l in lines if l.startswith("PASS ")]
