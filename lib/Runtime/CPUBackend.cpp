@@ -69,6 +69,15 @@ struct Blas {
   const char *bf16Gemm = "widened";
 };
 
+/// The core the OpenBLAS `handle` runs its kernels for, or "" for another
+/// BLAS.
+std::string openblasCoreName(void *handle) {
+  using CoreNameFn = char *(*)();
+  auto coreName =
+      reinterpret_cast<CoreNameFn>(dlsym(handle, "openblas_get_corename"));
+  return coreName ? coreName() : "";
+}
+
 /// Whether the process already holds the OpenBLAS `name` with kernels for
 /// another core than `core`: OpenBLAS picks them once, when it is loaded,
 /// and 0.3.21 takes recent Xeons for a generic "Prescott" several times
@@ -80,10 +89,8 @@ bool loadedWithOtherCore(const char *name, const char *core) {
   void *loaded = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
   if (!loaded)
     return false;
-  using CoreNameFn = char *(*)();
-  auto coreName =
-      reinterpret_cast<CoreNameFn>(dlsym(loaded, "openblas_get_corename"));
-  bool other = coreName && strcasecmp(coreName(), core) != 0;
+  std::string loadedCore = openblasCoreName(loaded);
+  bool other = !loadedCore.empty() && strcasecmp(loadedCore.c_str(), core) != 0;
   dlclose(loaded);
   return other;
 }
@@ -129,10 +136,7 @@ const Blas &getBlas() {
       if (b.sbgemm)
         b.bf16Gemm = "cblas_sbgemm";
       b.library = name;
-      using CoreNameFn = char *(*)();
-      if (auto coreName = reinterpret_cast<CoreNameFn>(
-              dlsym(handle, "openblas_get_corename")))
-        b.core = coreName();
+      b.core = openblasCoreName(handle);
       break;
     }
     if (!b.sgemm)
