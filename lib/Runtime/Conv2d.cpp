@@ -1,12 +1,15 @@
 //===- Conv2d.cpp - 2-D convolutions as blocked im2col GEMMs --------------===//
 //
 // recast_conv2d_ex: a convolution (or its filter gradient) is a GEMM over the
-// im2col matrix, whose row for output pixel (n, oh, ow) holds the KH x KW x C
-// input values the filter meets there, in the filter's HWC order. The HWCF
-// filter is then already a (KH * KW * C) x F row-major matrix and the NHWC
-// output an (N * OH * OW) x F one. Rows are gathered a block at a time into a
-// bounded workspace, so memory stays that of the loops while the arithmetic
-// runs in the BLAS (or the bf16 kernel) the GEMMs use.
+// im2col matrix. In NHWC, its row for output pixel (n, oh, ow) holds the KH x
+// KW x C input values the filter meets there, in the filter's HWC order: the
+// HWCF filter is then already a (KH * KW * C) x F row-major matrix and the
+// NHWC output an (N * OH * OW) x F one. In NCHW it is the transpose, a
+// column per output pixel in the filter's CHW order: the FCHW filter is an F
+// x (C * KH * KW) matrix and each NCHW output image an F x (OH * OW) one.
+// The matrix is gathered a block at a time into a bounded workspace, so
+// memory stays that of the loops while the arithmetic runs in the BLAS (or
+// the bf16 kernel) the GEMMs use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,10 @@ namespace {
 
 /// Bytes of im2col rows gathered per GEMM.
 constexpr int64_t kWorkspaceBytes = int64_t(2) << 20;
+
+/// NCHW: columns (output pixels) a GEMM should have at least, when images
+/// are small enough to gather several per block.
+constexpr int64_t kMinColumns = 256;
 
 bool isGemmInputType(int32_t type) {
   return type == RECAST_F32 || type == RECAST_F16 || type == RECAST_BF16;
@@ -40,6 +47,9 @@ recast_status checkConv2d(recast_device_t device,
       d.kind != RECAST_CONV2D_FILTER_GRADIENT)
     return fail(RECAST_ERROR_INVALID_ARGUMENT,
                 "conv2d: unknown kind " + std::to_string(d.kind));
+  if (d.layout != RECAST_CONV2D_NHWC && d.layout != RECAST_CONV2D_NCHW)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT,
+                "conv2d: unknown layout " + std::to_string(d.layout));
   if (!isGemmInputType(d.type_x) || !isGemmInputType(d.type_out))
     return fail(RECAST_ERROR_UNSUPPORTED,
                 "conv2d: element types must be f32, f16 or bf16");
@@ -61,7 +71,7 @@ recast_status checkConv2d(recast_device_t device,
   return RECAST_OK;
 }
 
-/// Copies im2col rows [first, first + rows) into `patches`.
+/// NHWC: copies im2col rows [first, first + rows) into `patches`.
 void gatherRows(const recast_conv2d_desc &d, size_t elementBytes, int64_t first,
                 int64_t rows, char *patches) {
   const char *x = static_cast<const char *>(d.x);
@@ -92,6 +102,151 @@ void gatherRows(const recast_conv2d_desc &d, size_t elementBytes, int64_t first,
   }
 }
 
+/// Copies `count` elements of `bytes` bytes each, `stride` elements apart
+/// in `src`, to consecutive places in `dst`.
+void copyStrided(char *dst, const char *src, int64_t count, int64_t stride,
+                 size_t bytes) {
+  if (stride == 1) {
+    std::memcpy(dst, src, size_t(count) * bytes);
+    return;
+  }
+  auto copy = [&](auto element) {
+    using T = decltype(element);
+    T *out = reinterpret_cast<T *>(dst);
+    const T *in = reinterpret_cast<const T *>(src);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = in[i * stride];
+  };
+  if (bytes == 4)
+    copy(uint32_t());
+  else
+    copy(uint16_t());
+}
+
+/// NCHW: copies the im2col columns of images [first, first + images) into
+/// `col`, a (C * KH * KW) x (images * OH * OW) row-major matrix.
+void gatherColumns(const recast_conv2d_desc &d, size_t elementBytes,
+                   int64_t first, int64_t images, char *col) {
+  const char *x = static_cast<const char *>(d.x);
+  const int64_t pixels = d.oh * d.ow;
+  const size_t rowBytes = size_t(images * pixels) * elementBytes;
+  for (int64_t ch = 0; ch < d.c; ++ch)
+    for (int64_t ky = 0; ky < d.kh; ++ky)
+      for (int64_t kx = 0; kx < d.kw; ++kx) {
+        char *dst = col + size_t((ch * d.kh + ky) * d.kw + kx) * rowBytes;
+        for (int64_t image = first; image < first + images; ++image) {
+          const char *plane =
+              x + size_t((image * d.c + ch) * d.h * d.w) * elementBytes;
+          for (int64_t oy = 0; oy < d.oh; ++oy) {
+            int64_t y = oy * d.stride_h + ky * d.dilation_h;
+            copyStrided(
+                dst, plane + size_t(y * d.w + kx * d.dilation_w) * elementBytes,
+                d.ow, d.stride_w, elementBytes);
+            dst += size_t(d.ow) * elementBytes;
+          }
+        }
+      }
+}
+
+/// NCHW: moves a block of `images` images between a tensor laid out
+/// [image][f][pixel] (`nchw`, at its first image) and an F x (images *
+/// pixels) matrix (`matrix`), in the direction `toMatrix` says.
+void permuteImages(char *nchw, char *matrix, int64_t images, int64_t f,
+                   int64_t pixels, size_t elementBytes, bool toMatrix) {
+  const size_t runBytes = size_t(pixels) * elementBytes;
+  for (int64_t image = 0; image < images; ++image)
+    for (int64_t feature = 0; feature < f; ++feature) {
+      char *grid = nchw + size_t(image * f + feature) * runBytes;
+      char *row = matrix + size_t(feature * images + image) * runBytes;
+      if (toMatrix)
+        std::memcpy(row, grid, runBytes);
+      else
+        std::memcpy(grid, row, runBytes);
+    }
+}
+
+/// recast_conv2d_ex for NCHW images and FCHW filters, a block of images at a
+/// time: y_block (F x P') = w (F x K) x col (K x P') for the convolution,
+/// dw (F x K) += dy_block (F x P') x col^T for its filter gradient, where K
+/// = C * KH * KW and P' the block's output pixels. A block of one image
+/// reads and writes the operands in place; a wider one goes through a
+/// permuted copy of its output (or output gradient) block.
+recast_status convolveChannelsFirst(recast_device_t device,
+                                    const recast_conv2d_desc &d) {
+  const size_t inBytes = recast_dtype_size(d.type_x);
+  const size_t outBytes = recast_dtype_size(d.type_out);
+  const int64_t depth = d.c * d.kh * d.kw;
+  const int64_t pixels = d.oh * d.ow;
+  // A 1 x 1 filter at unit stride over the whole input reads each input
+  // image itself as its im2col matrix.
+  const bool inputIsColumns = d.kh == 1 && d.kw == 1 && d.stride_h == 1 &&
+                              d.stride_w == 1 && d.oh == d.h && d.ow == d.w;
+  int64_t block = 1;
+  if (!inputIsColumns) {
+    block = std::clamp<int64_t>((kMinColumns + pixels - 1) / pixels, 1, d.n);
+    block = std::clamp<int64_t>(
+        kWorkspaceBytes / int64_t(depth * pixels * inBytes), 1, block);
+  }
+  const bool forward = d.kind == RECAST_CONV2D_FORWARD;
+  // The block's output (forward) or output gradient as an F x P' matrix.
+  const size_t gridBytes = forward ? outBytes : inBytes;
+  thread_local std::vector<char> columns, grids;
+  if (!inputIsColumns &&
+      columns.size() < size_t(depth * block * pixels) * inBytes)
+    columns.resize(size_t(depth * block * pixels) * inBytes);
+  if (block > 1 && grids.size() < size_t(d.f * block * pixels) * gridBytes)
+    grids.resize(size_t(d.f * block * pixels) * gridBytes);
+
+  char *grid = static_cast<char *>(forward ? d.out : const_cast<void *>(d.b));
+  const size_t imageGridBytes = size_t(d.f * pixels) * gridBytes;
+  for (int64_t first = 0; first < d.n; first += block) {
+    int64_t images = std::min(block, d.n - first);
+    const void *col = static_cast<const char *>(d.x) +
+                      size_t(first * depth * pixels) * inBytes;
+    if (!inputIsColumns) {
+      gatherColumns(d, inBytes, first, images, columns.data());
+      col = columns.data();
+    }
+    char *blockGrid = grid + size_t(first) * imageGridBytes;
+    char *matrix = block > 1 ? grids.data() : blockGrid;
+    bool accumulate = !d.overwrite || (!forward && first > 0);
+    if (block > 1 && (!forward || accumulate))
+      permuteImages(blockGrid, matrix, images, d.f, pixels, gridBytes,
+                    /*toMatrix=*/true);
+    recast_gemm_desc gemm = {};
+    gemm.type_a = gemm.type_b = d.type_x;
+    gemm.type_c = d.type_out;
+    gemm.batch = 1;
+    gemm.alpha = 1.0f;
+    gemm.beta = accumulate ? 1.0f : 0.0f;
+    if (forward) {
+      // y_block (+)= w x col
+      gemm.m = d.f;
+      gemm.n = images * pixels;
+      gemm.k = depth;
+      gemm.a = d.b;
+      gemm.b = col;
+      gemm.d = matrix;
+    } else {
+      // dw (+)= dy_block x col^T
+      gemm.trans_b = 1;
+      gemm.m = d.f;
+      gemm.n = depth;
+      gemm.k = images * pixels;
+      gemm.a = matrix;
+      gemm.b = col;
+      gemm.d = d.out;
+    }
+    gemm.c = gemm.d;
+    if (recast_status status = recast_gemm_ex(device, &gemm))
+      return status;
+    if (forward && block > 1)
+      permuteImages(blockGrid, matrix, images, d.f, pixels, gridBytes,
+                    /*toMatrix=*/false);
+  }
+  return RECAST_OK;
+}
+
 } // namespace
 
 extern "C" {
@@ -103,6 +258,8 @@ recast_status recast_conv2d_ex(recast_device_t device,
   if (recast_status status = checkConv2d(device, desc))
     return status;
   const recast_conv2d_desc &d = *desc;
+  if (d.layout == RECAST_CONV2D_NCHW)
+    return convolveChannelsFirst(device, d);
   const size_t inBytes = recast_dtype_size(d.type_x);
   const size_t outBytes = recast_dtype_size(d.type_out);
   const int64_t depth = d.kh * d.kw * d.c;
@@ -161,15 +318,16 @@ recast_status recast_conv2d_ex(recast_device_t device,
   return RECAST_OK;
 }
 
-void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
-                   int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
-                   int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
-                   int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
-                   const void *x, const void *b, void *out, int32_t overwrite) {
-  recast_conv2d_desc desc = {kind,       type_x, type_out, n,        h,
-                             w,          c,      kh,       kw,       f,
-                             oh,         ow,     stride_h, stride_w, dilation_h,
-                             dilation_w, x,      b,        out,      overwrite};
+void recast_conv2d(int32_t kind, int32_t layout, int32_t type_x,
+                   int32_t type_out, int64_t n, int64_t h, int64_t w, int64_t c,
+                   int64_t kh, int64_t kw, int64_t f, int64_t oh, int64_t ow,
+                   int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+                   int64_t dilation_w, const void *x, const void *b, void *out,
+                   int32_t overwrite) {
+  recast_conv2d_desc desc = {
+      kind,     layout,     type_x,     type_out, n,  h,   w,
+      c,        kh,         kw,         f,        oh, ow,  stride_h,
+      stride_w, dilation_h, dilation_w, x,        b,  out, overwrite};
   if (recast_status status = recast_conv2d_ex(computeDevice(), &desc))
     deferError(
         fail(status, std::string("recast_conv2d: ") + recast_last_error()));

@@ -416,7 +416,7 @@ static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
   return std::nullopt;
 }
 
-/// The input gradient of a unit-stride convolution, as one convolution of
+/// The input gradient of a convolution, as one unit-stride convolution of
 /// the zero-padded output gradient with the filter turned by 180 degrees and
 /// its two channel dimensions swapped:
 ///   dx[n, y, x, c] = sum_{kh, kw, f} dy[n, y - kh*dh, x - kw*dw, f]
@@ -425,7 +425,12 @@ static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
 ///   K'[kh, kw, f, c] = K[KH-1-kh, KW-1-kw, c, f]
 /// (NCHW/FCHW likewise). One convolution reads each gradient value once per
 /// tap in a single pass, where the taps would each write a temporary and add
-/// it into a strided window of the gradient.
+/// it into a strided window of the gradient. With a stride s > 1 (NCHW
+/// only: an NHWC filter's taps are matrices of their own, so each tap there
+/// is one GEMM) dy is spread s apart in the padded tensor, zeros between:
+/// the convolution then multiplies zeros too, but runs as one GEMM over
+/// PyTorch's own filter layout where the taps of an FCHW filter are not
+/// matrices.
 Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
                                              const Window &window, Value dy) {
   MLIRContext *ctx = builder.getContext();
@@ -440,23 +445,36 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1;
   // The first output row reads input row 0 through the filter's last tap:
   // (KH-1)*dh zeros before dy, and after it as many as the input has rows
-  // beyond the last output row.
+  // beyond the last one dy reaches.
   int64_t haloH = (window.kernelH - 1) * window.dilationH,
           haloW = (window.kernelW - 1) * window.dilationW;
+  int64_t spreadH = (dyType.getDimSize(hDim) - 1) * window.strideH + 1,
+          spreadW = (dyType.getDimSize(wDim) - 1) * window.strideW + 1;
   SmallVector<int64_t> low(4, 0), high(4, 0);
   low[hDim] = haloH;
   low[wDim] = haloW;
-  high[hDim] = inputType.getDimSize(hDim) - dyType.getDimSize(hDim);
-  high[wDim] = inputType.getDimSize(wDim) - dyType.getDimSize(wDim);
+  high[hDim] = inputType.getDimSize(hDim) - spreadH;
+  high[wDim] = inputType.getDimSize(wDim) - spreadW;
   SmallVector<int64_t> paddedShape = llvm::to_vector(dyType.getShape());
-  paddedShape[hDim] += low[hDim] + high[hDim];
-  paddedShape[wDim] += low[wDim] + high[wDim];
-  Value zero = create<arith::ConstantOp>(
-      cast<TypedAttr>(builder.getZeroAttr(accumulator)));
-  Value padded =
-      create<tensor::PadOp>(RankedTensorType::get(paddedShape, accumulator), dy,
-                            getAsIndexOpFoldResult(ctx, low),
-                            getAsIndexOpFoldResult(ctx, high), zero);
+  paddedShape[hDim] = spreadH + low[hDim] + high[hDim];
+  paddedShape[wDim] = spreadW + low[wDim] + high[wDim];
+  auto paddedType = RankedTensorType::get(paddedShape, accumulator);
+  Value padded;
+  if (window.strideH == 1 && window.strideW == 1) {
+    Value zero = create<arith::ConstantOp>(
+        cast<TypedAttr>(builder.getZeroAttr(accumulator)));
+    padded =
+        create<tensor::PadOp>(paddedType, dy, getAsIndexOpFoldResult(ctx, low),
+                              getAsIndexOpFoldResult(ctx, high), zero);
+  } else {
+    SmallVector<int64_t> strides(4, 1);
+    strides[hDim] = window.strideH;
+    strides[wDim] = window.strideW;
+    padded = create<tensor::InsertSliceOp>(
+        dy, zerosLike(paddedType), getAsIndexOpFoldResult(ctx, low),
+        getAsIndexOpFoldResult(ctx, dyType.getShape()),
+        getAsIndexOpFoldResult(ctx, strides));
+  }
 
   // The turned filter: HWCF -> HWFC, FCHW -> CFHW, both windows reversed.
   // One parallel generic over the turned filter that reads the filter at
@@ -538,9 +556,10 @@ Value ReverseModeBuilder::convertElements(Value tensor, Type element) {
 LogicalResult
 ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
                                              const Window &window, Value dy) {
+  bool unitStride = window.strideH == 1 && window.strideW == 1;
   if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
           linalgOp.getOperation()) &&
-      window.strideH == 1 && window.strideW == 1) {
+      (unitStride || window.channelsFirst)) {
     addAdjoint(linalgOp.getDpsInputs()[0],
                convolveTransposed(linalgOp, window, dy));
     return success();

@@ -292,8 +292,9 @@ std::string whyNot(linalg::LinalgOp op, const GemmForm &form, bool onlyF32) {
 /// A 2-D convolution or its filter gradient in recast_conv2d's terms.
 struct ConvForm {
   recast_conv2d_kind kind = RECAST_CONV2D_FORWARD;
-  /// The NHWC input, the second operand (the HWCF filter, or the output's
-  /// gradient) and the accumulated result.
+  recast_conv2d_layout layout = RECAST_CONV2D_NHWC;
+  /// The input (NHWC or NCHW), the second operand (the filter, HWCF or
+  /// FCHW, or the output's gradient) and the accumulated result.
   Value x, b, out;
   int64_t n, h, w, c, kh, kw, f, oh, ow, strideH, strideW, dilationH, dilationW;
 };
@@ -334,17 +335,29 @@ std::optional<std::pair<ScaledDim, ScaledDim>> getWindowSum(AffineExpr expr) {
   return std::make_pair(*lhs, *rhs);
 }
 
-/// The convolution `op` computes: an input indexed (n, oh*sh + kh*dh,
-/// ow*sw + kw*dw, c), an operand shaped like the output (n, oh, ow, f) and
-/// one shaped like the filter (kh, kw, c, f). The filter-shaped operand is
-/// the result for a filter gradient, an input for the convolution itself.
-FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !recast::hasMultiplyAccumulateBody(op) || op.getNumLoops() != 7 ||
-      op.getNumReductionLoops() != 3) {
-    why = "it is not a multiply-accumulate over seven loops";
-    return failure();
-  }
+/// Where each dimension of a convolution's operands is, in one of
+/// recast_conv2d's layouts.
+struct ConvLayout {
+  recast_conv2d_layout layout;
+  /// The input's and the output's batch, channel (feature), row and column
+  /// dimensions.
+  unsigned batch, channel, row, col;
+  /// The filter's KH, KW, C and F dimensions.
+  unsigned kernelH, kernelW, filterC, filterF;
+};
+
+constexpr ConvLayout kConvLayouts[] = {
+    {RECAST_CONV2D_NHWC, 0, 3, 1, 2, 0, 1, 2, 3},
+    {RECAST_CONV2D_NCHW, 0, 1, 2, 3, 2, 3, 1, 0},
+};
+
+/// The convolution `op` computes in `layout`: an input indexed (n, oh*sh +
+/// kh*dh, ow*sw + kw*dw, c), an operand shaped like the output (n, oh, ow,
+/// f) and one shaped like the filter (kh, kw, c, f), each with its
+/// dimensions where `layout` puts them. The filter-shaped operand is the
+/// result for a filter gradient, an input for the convolution itself.
+std::optional<ConvForm> matchConvIn(linalg::LinalgOp op,
+                                    const ConvLayout &layout) {
   SmallVector<OpOperand *, 3> operands = {op.getDpsInputOperand(0),
                                           op.getDpsInputOperand(1),
                                           op.getDpsInitOperand(0)};
@@ -352,10 +365,10 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
     AffineMap imageMap = op.getMatchingIndexingMap(operands[image]);
     if (imageMap.getNumResults() != 4)
       continue;
-    auto batch = dyn_cast<AffineDimExpr>(imageMap.getResult(0));
-    auto channel = dyn_cast<AffineDimExpr>(imageMap.getResult(3));
-    auto rows = getWindowSum(imageMap.getResult(1));
-    auto cols = getWindowSum(imageMap.getResult(2));
+    auto batch = dyn_cast<AffineDimExpr>(imageMap.getResult(layout.batch));
+    auto channel = dyn_cast<AffineDimExpr>(imageMap.getResult(layout.channel));
+    auto rows = getWindowSum(imageMap.getResult(layout.row));
+    auto cols = getWindowSum(imageMap.getResult(layout.col));
     if (!batch || !channel || !rows || !cols)
       continue;
     // The other input and the result take the two remaining roles, in
@@ -377,10 +390,12 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
           return std::make_pair(terms.second, terms.first);
         return std::nullopt;
       };
-      auto rowTerms = split(*rows, (*g)[1], (*k)[0]);
-      auto colTerms = split(*cols, (*g)[2], (*k)[1]);
-      if ((*g)[0] != batch.getPosition() || (*k)[2] != channel.getPosition() ||
-          (*g)[3] != (*k)[3] || !rowTerms || !colTerms)
+      auto rowTerms = split(*rows, (*g)[layout.row], (*k)[layout.kernelH]);
+      auto colTerms = split(*cols, (*g)[layout.col], (*k)[layout.kernelW]);
+      if ((*g)[layout.batch] != batch.getPosition() ||
+          (*k)[layout.filterC] != channel.getPosition() ||
+          (*g)[layout.channel] != (*k)[layout.filterF] || !rowTerms ||
+          !colTerms)
         continue;
       llvm::SmallDenseSet<unsigned, 8> distinct(g->begin(), g->end());
       distinct.insert(k->begin(), k->end());
@@ -403,18 +418,19 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
       ConvForm form;
       form.kind = filter == result ? RECAST_CONV2D_FILTER_GRADIENT
                                    : RECAST_CONV2D_FORWARD;
+      form.layout = layout.layout;
       form.x = operands[image]->get();
       form.b = other->get();
       form.out = result->get();
-      form.n = xShape[0];
-      form.h = xShape[1];
-      form.w = xShape[2];
-      form.c = xShape[3];
-      form.kh = filterShape[0];
-      form.kw = filterShape[1];
-      form.f = filterShape[3];
-      form.oh = gridShape[1];
-      form.ow = gridShape[2];
+      form.n = xShape[layout.batch];
+      form.h = xShape[layout.row];
+      form.w = xShape[layout.col];
+      form.c = xShape[layout.channel];
+      form.kh = filterShape[layout.kernelH];
+      form.kw = filterShape[layout.kernelW];
+      form.f = filterShape[layout.filterF];
+      form.oh = gridShape[layout.row];
+      form.ow = gridShape[layout.col];
       form.strideH = rowTerms->first.coefficient;
       form.dilationH = rowTerms->second.coefficient;
       form.strideW = colTerms->first.coefficient;
@@ -422,8 +438,23 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
       return form;
     }
   }
-  why = "its indexing maps are not those of an NHWC/HWCF convolution or its "
-        "filter gradient";
+  return std::nullopt;
+}
+
+/// The convolution `op` computes, in either of recast_conv2d's layouts
+/// (NHWC/HWCF, NCHW/FCHW).
+FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !recast::hasMultiplyAccumulateBody(op) || op.getNumLoops() != 7 ||
+      op.getNumReductionLoops() != 3) {
+    why = "it is not a multiply-accumulate over seven loops";
+    return failure();
+  }
+  for (const ConvLayout &layout : kConvLayouts)
+    if (std::optional<ConvForm> form = matchConvIn(op, layout))
+      return *form;
+  why = "its indexing maps are not those of an NHWC/HWCF or NCHW/FCHW "
+        "convolution or its filter gradient";
   return failure();
 }
 
@@ -527,13 +558,13 @@ bool absorbZeroFill(Operation *op, Value buffer) {
   return true;
 }
 
-/// `recast_conv2d(kind, type_x, type_out, n, h, w, c, kh, kw, f, oh, ow, sh,
-/// sw, dh, dw, x, b, out, overwrite)` for `form`.
+/// `recast_conv2d(kind, layout, type_x, type_out, n, h, w, c, kh, kw, f, oh,
+/// ow, sh, sw, dh, dw, x, b, out, overwrite)` for `form`.
 void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
                   func::FuncOp callee, bool overwrite) {
-  SmallVector<Value> args = {constantI32(b, loc, form.kind),
-                             constantI32(b, loc, code(form.x)),
-                             constantI32(b, loc, code(form.out))};
+  SmallVector<Value> args = {
+      constantI32(b, loc, form.kind), constantI32(b, loc, form.layout),
+      constantI32(b, loc, code(form.x)), constantI32(b, loc, code(form.out))};
   for (int64_t size :
        {form.n, form.h, form.w, form.c, form.kh, form.kw, form.f, form.oh,
         form.ow, form.strideH, form.strideW, form.dilationH, form.dilationW})
@@ -544,21 +575,71 @@ void emitConvCall(OpBuilder &b, Location loc, const ConvForm &form,
   func::CallOp::create(b, loc, callee, args);
 }
 
+/// A loop nest that copies `from` into `to`, element [i0, i1, i2, i3] of
+/// `to` from element [i1, i0, i2, i3] of `from` (NCHW <-> FNHW: the batch
+/// and channel dimensions swapped).
+void emitSwapLeadingDims(OpBuilder &b, Location loc, Value from, Value to) {
+  MLIRContext *context = b.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(context, d0, d1, d2, d3);
+  AffineMap swapped = AffineMap::get(4, 0, {d1, d0, d2, d3}, context);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{from}, ValueRange{to},
+      ArrayRef<AffineMap>{swapped,
+                          AffineMap::getMultiDimIdentityMap(4, context)},
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc, args[0]);
+      });
+}
+
+/// A `recast_gemm` call with the operands and sizes given.
+void emitGemmCall(OpBuilder &b, Location loc, func::FuncOp callee, Value a,
+                  Value bMatrix, Value c, bool transA, bool transB, int64_t m,
+                  int64_t n, int64_t k, bool overwrite) {
+  SmallVector<Value> args = {constantI32(b, loc, code(a)),
+                             constantI32(b, loc, code(bMatrix)),
+                             constantI32(b, loc, code(c)),
+                             constantI32(b, loc, transA),
+                             constantI32(b, loc, transB),
+                             constantI64(b, loc, 1),
+                             constantI64(b, loc, m),
+                             constantI64(b, loc, n),
+                             constantI64(b, loc, k),
+                             firstElementPointer(b, loc, a),
+                             firstElementPointer(b, loc, bMatrix),
+                             firstElementPointer(b, loc, c),
+                             constantI32(b, loc, overwrite)};
+  func::CallOp::create(b, loc, callee, args);
+}
+
 /// `form` as a gather of its im2col matrix into a new buffer and one
 /// `recast_gemm` call on it (see the pass description).
 void emitIm2colGemm(OpBuilder &b, Location loc, const ConvForm &form,
                     func::FuncOp callee, bool overwrite) {
   MLIRContext *context = b.getContext();
   Type element = cast<MemRefType>(form.x.getType()).getElementType();
-  auto colType = MemRefType::get(
-      {form.n, form.oh, form.ow, form.kh, form.kw, form.c}, element);
+  bool channelsFirst = form.layout == RECAST_CONV2D_NCHW;
+  // NHWC: col[n, oh, ow, kh, kw, c], one row per output pixel; NCHW:
+  // col[c, kh, kw, n, oh, ow], one column per output pixel.
+  SmallVector<int64_t> colShape =
+      channelsFirst ? SmallVector<int64_t>{form.c, form.kh, form.kw,
+                                           form.n, form.oh, form.ow}
+                    : SmallVector<int64_t>{form.n,  form.oh, form.ow,
+                                           form.kh, form.kw, form.c};
+  auto colType = MemRefType::get(colShape, element);
   Value col = memref::AllocOp::create(b, loc, colType);
   AffineExpr n, oh, ow, kh, kw, c;
-  bindDims(context, n, oh, ow, kh, kw, c);
+  if (channelsFirst)
+    bindDims(context, c, kh, kw, n, oh, ow);
+  else
+    bindDims(context, n, oh, ow, kh, kw, c);
+  AffineExpr row = oh * form.strideH + kh * form.dilationH;
+  AffineExpr column = ow * form.strideW + kw * form.dilationW;
   AffineMap window =
       AffineMap::get(6, 0,
-                     {n, oh * form.strideH + kh * form.dilationH,
-                      ow * form.strideW + kw * form.dilationW, c},
+                     channelsFirst ? SmallVector<AffineExpr>{n, c, row, column}
+                                   : SmallVector<AffineExpr>{n, row, column, c},
                      context);
   AffineMap identity = AffineMap::getMultiDimIdentityMap(6, context);
   linalg::GenericOp::create(
@@ -568,25 +649,43 @@ void emitIm2colGemm(OpBuilder &b, Location loc, const ConvForm &form,
       [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         linalg::YieldOp::create(nested, nestedLoc, args[0]);
       });
-  int64_t rows = form.n * form.oh * form.ow;
+  int64_t pixels = form.n * form.oh * form.ow;
   int64_t depth = form.kh * form.kw * form.c;
   bool forward = form.kind == RECAST_CONV2D_FORWARD;
-  // Forward: y[rows, f] = col[rows, depth] w[depth, f]. Filter gradient:
-  // dw[depth, f] = col^T dy[rows, f], col read as A stored k x m.
-  SmallVector<Value> args = {constantI32(b, loc, code(col)),
-                             constantI32(b, loc, code(form.b)),
-                             constantI32(b, loc, code(form.out)),
-                             constantI32(b, loc, forward ? 0 : 1),
-                             constantI32(b, loc, 0),
-                             constantI64(b, loc, 1),
-                             constantI64(b, loc, forward ? rows : depth),
-                             constantI64(b, loc, form.f),
-                             constantI64(b, loc, forward ? depth : rows),
-                             firstElementPointer(b, loc, col),
-                             firstElementPointer(b, loc, form.b),
-                             firstElementPointer(b, loc, form.out),
-                             constantI32(b, loc, overwrite)};
-  func::CallOp::create(b, loc, callee, args);
+  if (!channelsFirst) {
+    // Forward: y[pixels, f] = col[pixels, depth] w[depth, f]. Filter
+    // gradient: dw[depth, f] = col^T dy[pixels, f], col read as A stored
+    // k x m.
+    if (forward)
+      emitGemmCall(b, loc, callee, col, form.b, form.out, false, false, pixels,
+                   form.f, depth, overwrite);
+    else
+      emitGemmCall(b, loc, callee, col, form.b, form.out, true, false, depth,
+                   form.f, pixels, overwrite);
+    memref::DeallocOp::create(b, loc, col);
+    return;
+  }
+  // NCHW: the output (or its gradient) as an F x pixels matrix, the batch
+  // and channel dimensions of the NCHW tensor swapped (FNHW).
+  Value grid = forward ? form.out : form.b;
+  auto gridType = cast<MemRefType>(grid.getType());
+  Value matrix = memref::AllocOp::create(
+      b, loc,
+      MemRefType::get({form.f, form.n, form.oh, form.ow},
+                      gridType.getElementType()));
+  if (!forward || !overwrite)
+    emitSwapLeadingDims(b, loc, grid, matrix);
+  if (forward) {
+    // y[f, pixels] (+)= w[f, depth] col[depth, pixels]
+    emitGemmCall(b, loc, callee, form.b, col, matrix, false, false, form.f,
+                 pixels, depth, overwrite);
+    emitSwapLeadingDims(b, loc, matrix, form.out);
+  } else {
+    // dw[f, depth] (+)= dy[f, pixels] col^T, col read as B stored n x k.
+    emitGemmCall(b, loc, callee, matrix, col, form.out, false, true, form.f,
+                 depth, pixels, overwrite);
+  }
+  memref::DeallocOp::create(b, loc, matrix);
   memref::DeallocOp::create(b, loc, col);
 }
 
@@ -609,7 +708,7 @@ struct RecastContractionsToCallsPass
     Type ptr = LLVM::LLVMPointerType::get(ctx);
     FunctionType gemmType = b.getFunctionType(
         {i32, i32, i32, i32, i32, i64, i64, i64, i64, ptr, ptr, ptr, i32}, {});
-    SmallVector<Type> convInputs(3, i32);
+    SmallVector<Type> convInputs(4, i32);
     convInputs.append(13, i64);
     convInputs.append(3, ptr);
     convInputs.push_back(i32);

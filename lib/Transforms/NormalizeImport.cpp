@@ -71,43 +71,6 @@ struct RecastNormalizeImportPass
       ++numOpsNormalized;
     });
 
-    // PyTorch's NCHW convolutions as NHWC ones between transposes: the
-    // NHWC/HWCF form is the one whose forward, input and filter gradients
-    // run as GEMMs (recast_conv2d on the CPU, cuBLASLt on the GPU).
-    SmallVector<linalg::Conv2DNchwFchwOp> nchw;
-    module.walk([&](linalg::Conv2DNchwFchwOp op) {
-      if (op.hasPureTensorSemantics())
-        nchw.push_back(op);
-    });
-    for (linalg::Conv2DNchwFchwOp op : nchw) {
-      rewriter.setInsertionPoint(op);
-      Location loc = op.getLoc();
-      auto transpose = [&](Value value, ArrayRef<int64_t> permutation) {
-        auto type = cast<RankedTensorType>(value.getType());
-        SmallVector<int64_t> shape;
-        for (int64_t dim : permutation)
-          shape.push_back(type.getDimSize(dim));
-        Value init = tensor::EmptyOp::create(rewriter, loc, shape,
-                                             type.getElementType());
-        return linalg::TransposeOp::create(rewriter, loc, value, init,
-                                           permutation)
-            .getResult()[0];
-      };
-      Value input = transpose(op.getInputs()[0], {0, 2, 3, 1});
-      Value filter = transpose(op.getInputs()[1], {2, 3, 1, 0});
-      Value init = transpose(op.getOutputs()[0], {0, 2, 3, 1});
-      auto conv = linalg::Conv2DNhwcHwcfOp::create(
-          rewriter, loc, TypeRange{init.getType()}, ValueRange{input, filter},
-          ValueRange{init}, op.getStrides(), op.getDilations());
-      // recast's annotations (recast.remat, recast.precision) carry over;
-      // linalg's memoized NCHW maps do not.
-      for (NamedAttribute attr : op->getDiscardableAttrs())
-        if (attr.getName().getValue().starts_with("recast."))
-          conv->setAttr(attr.getName(), attr.getValue());
-      rewriter.replaceOp(op, transpose(conv.getResult(0), {0, 3, 1, 2}));
-      ++numOpsNormalized;
-    }
-
     SmallVector<linalg::GenericOp> candidates;
     module.walk([&](linalg::GenericOp op) {
       if (op.hasPureTensorSemantics() && hasConstantResult(op))

@@ -207,8 +207,10 @@ ZOO = [
     # Batch normalization over a batch of 2, seventeen blocks deep, makes
     # the FP32 gradients ill-conditioned: recast-run and IREE are both about
     # 2e-4 of the largest update from the same step computed in float64
-    # (IREE with f64 in place of f32), and as far from each other.
-    pytest.param("mobilenetv2-small", {}, dict(update_atol=1e-3),
+    # (IREE with f64 in place of f32), and as far from each other; the
+    # losses 1.4e-6 apart where OpenBLAS runs its Haswell kernels (Zen).
+    pytest.param("mobilenetv2-small", {},
+                 dict(loss_rtol=3e-6, update_atol=1e-3),
                  id="mobilenetv2-small"),
     pytest.param("resnet18-small", {}, {}, id="resnet18-small"),
     pytest.param("vgg16-small", {}, {}, id="vgg16-small"),

@@ -214,13 +214,23 @@ recast_status recast_take_deferred_error(void);
 
 /*===------------------------ 2-D convolution -----------------------------===*/
 
-/* A 2-D convolution on NHWC images and HWCF filters, or its filter gradient,
- * computed as GEMMs: blocks of rows of the im2col matrix (one row per output
- * pixel, KH * KW * C values) are gathered into a workspace the runtime owns
- * (at most 2 MiB, or one row) and multiplied with `recast_gemm_ex`, so no
- * im2col matrix of the whole image is ever allocated. The input is read at
- * x[n, oh * stride_h + kh * dilation_h, ow * stride_w + kw * dilation_w, c]:
- * padding is the caller's (a padded input). CPU devices only. */
+/* A 2-D convolution, or its filter gradient, computed as GEMMs: blocks of
+ * the im2col matrix are gathered into a workspace the runtime owns and
+ * multiplied with `recast_gemm_ex`, so no im2col matrix of the whole batch
+ * is ever allocated. Two layouts:
+ *  - NHWC images and HWCF filters: one im2col row per output pixel (KH * KW
+ *    * C values), gathered a block of rows at a time (at most 2 MiB, or one
+ *    row); the filter is then a (KH * KW * C) x F matrix and the output an
+ *    (N * OH * OW) x F one;
+ *  - NCHW images and FCHW filters (PyTorch's): one im2col column per output
+ *    pixel (C * KH * KW values), gathered for a block of images at a time
+ *    (at most 2 MiB, or one image; several images when an image has few
+ *    pixels, so that the GEMM stays wide); the filter is then an F x (C * KH
+ *    * KW) matrix and each output image an F x (OH * OW) one, written in
+ *    place when a block is one image.
+ * The input is read at x[n, oh * stride_h + kh * dilation_h, ow * stride_w
+ * + kw * dilation_w, c] (NHWC; likewise NCHW): padding is the caller's (a
+ * padded input). CPU devices only. */
 typedef enum recast_conv2d_kind {
   /* out[n, oh, ow, f] += sum_{kh, kw, c} x[...] * b[kh, kw, c, f]
    * (b: the filter, out: the output, n x oh x ow x f). */
@@ -230,13 +240,19 @@ typedef enum recast_conv2d_kind {
   RECAST_CONV2D_FILTER_GRADIENT = 1,
 } recast_conv2d_kind;
 
+typedef enum recast_conv2d_layout {
+  RECAST_CONV2D_NHWC = 0, /* x, output: NHWC; filter: HWCF */
+  RECAST_CONV2D_NCHW = 1, /* x, output: NCHW; filter: FCHW */
+} recast_conv2d_layout;
+
 typedef struct recast_conv2d_desc {
   int32_t kind;       /* recast_conv2d_kind */
+  int32_t layout;     /* recast_conv2d_layout */
   int32_t type_x;     /* x and b: f32, f16 or bf16 */
   int32_t type_out;   /* out: f32, f16 or bf16 */
-  int64_t n, h, w, c; /* x: n x h x w x c */
-  int64_t kh, kw, f;  /* the filter: kh x kw x c x f */
-  int64_t oh, ow;     /* the output: n x oh x ow x f */
+  int64_t n, h, w, c; /* x: n x h x w x c (NCHW: n x c x h x w) */
+  int64_t kh, kw, f;  /* the filter: kh x kw x c x f (FCHW: f x c x kh x kw) */
+  int64_t oh, ow;     /* the output: n x oh x ow x f (NCHW: n x f x oh x ow) */
   int64_t stride_h, stride_w, dilation_h, dilation_w;
   const void *x, *b;
   void *out;
@@ -250,11 +266,12 @@ recast_status recast_conv2d_ex(recast_device_t device,
 /* The entry point compiled code calls (recast-contractions-to-calls with
  * `convolutions`), on the current device or the CPU; a failure is kept for
  * recast_take_deferred_error. */
-void recast_conv2d(int32_t kind, int32_t type_x, int32_t type_out, int64_t n,
-                   int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
-                   int64_t f, int64_t oh, int64_t ow, int64_t stride_h,
-                   int64_t stride_w, int64_t dilation_h, int64_t dilation_w,
-                   const void *x, const void *b, void *out, int32_t overwrite);
+void recast_conv2d(int32_t kind, int32_t layout, int32_t type_x,
+                   int32_t type_out, int64_t n, int64_t h, int64_t w, int64_t c,
+                   int64_t kh, int64_t kw, int64_t f, int64_t oh, int64_t ow,
+                   int64_t stride_h, int64_t stride_w, int64_t dilation_h,
+                   int64_t dilation_w, const void *x, const void *b, void *out,
+                   int32_t overwrite);
 
 /*===------------------------ Backend details -----------------------------===*/
 

@@ -81,12 +81,10 @@ def RecastNormalizeImportPass : Pass<"recast-normalize-import", "ModuleOp"> {
     projected permutations (each operand dimension is one loop dimension),
     so this pass folds the unit-extent dimensions of those ops away with
     upstream's unit-dimension folding (`tensor.collapse_shape` of the
-    operand, `tensor.expand_shape` of the result). It also writes
-    `linalg.conv_2d_nchw_fchw` (every PyTorch convolution) as
-    `linalg.conv_2d_nhwc_hwcf` between `linalg.transpose`s, the form whose
-    forward and gradients run as GEMMs, and narrows 64-bit `math.fpowi`
-    exponents to the i32 LLVM's `powi` takes. Every other op is left as it
-    is.
+    operand, `tensor.expand_shape` of the result). It also narrows 64-bit
+    `math.fpowi` exponents to the i32 LLVM's `powi` takes. Every other op
+    is left as it is: PyTorch's NCHW convolutions stay NCHW, since the
+    lowerings run them as GEMMs in that layout as in NHWC.
 
     Before (torch-mlir's row maximum of a softmax):
 
@@ -1338,21 +1336,26 @@ def RecastContractionsToCallsPass
     names each one with a remark.
 
     With `convolutions` (the CPU pipeline sets it), 2-D convolutions on NHWC
-    inputs with HWCF filters become calls to `recast_conv2d`, which runs them
+    inputs with HWCF filters (layout 0) or on NCHW inputs with FCHW filters
+    (layout 1, PyTorch's) become calls to `recast_conv2d`, which runs them
     as GEMMs over blocks of the im2col matrix gathered into a bounded
     workspace (docs/GPU.md). Two forms are recognized by their indexing maps,
-    named (`linalg.conv_2d_nhwc_hwcf`) or generic, with any strides and
-    dilations:
+    named (`linalg.conv_2d_nhwc_hwcf`, `linalg.conv_2d_nchw_fchw`) or
+    generic, with any strides and dilations:
 
     - the convolution, `y[n, oh, ow, f] += x[n, oh*sh + kh*dh, ow*sw + kw*dw, c]
       * w[kh, kw, c, f]` (kind 0);
     - its filter gradient as autodiff writes it, `dw[kh, kw, c, f] +=
-      x[n, oh*sh + kh*dh, ow*sw + kw*dw, c] * dy[n, oh, ow, f]` (kind 1).
+      x[n, oh*sh + kh*dh, ow*sw + kw*dw, c] * dy[n, oh, ow, f]` (kind 1);
+
+    each with its operands in either layout.
 
     ```mlir
-    func.call @recast_conv2d(%kind, %type_x, %type_out, %n, %h, %w, %c, %kh, %kw,
-        %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out, %overwrite)
-        : (i32, i32, i32, i64, ..., i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> ()
+    func.call @recast_conv2d(%kind, %layout, %type_x, %type_out, %n, %h, %w,
+        %c, %kh, %kw, %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out,
+        %overwrite)
+        : (i32, i32, i32, i32, i64, ..., i64, !llvm.ptr, !llvm.ptr, !llvm.ptr,
+           i32) -> ()
     ```
 
     Both kinds write every element of their result, so a zero fill right
@@ -1368,7 +1371,11 @@ def RecastContractionsToCallsPass
     ow*sw + kw*dw, c]` into a new buffer, and one `recast_gemm` call:
     `y[N*OH*OW, F] += col[N*OH*OW, KH*KW*C] * w[KH*KW*C, F]` for the
     convolution, `dw[KH*KW*C, F] += col^T * dy[N*OH*OW, F]` (transposed A)
-    for the filter gradient. The buffer is freed after the call.
+    for the filter gradient. The buffer is freed after the call. In NCHW
+    the matrix is the transpose, `col[c, kh, kw, n, oh, ow]`: `y'[F,
+    N*OH*OW] += w[F, C*KH*KW] * col` and `dw[F, C*KH*KW] += dy' * col^T`,
+    where `y'` and `dy'` are FNHW copies of the NCHW output and output
+    gradient (one loop nest each way).
   }];
   let options = [
     Option<"reportSkipped", "report-skipped", "bool", /*default=*/"false",
@@ -1377,8 +1384,9 @@ def RecastContractionsToCallsPass
     Option<"onlyF32", "only-f32", "bool", /*default=*/"false",
            "Rewrite only all-f32 contractions (the CPU BLAS path)">,
     Option<"convolutions", "convolutions", "bool", /*default=*/"false",
-           "Also rewrite 2-D NHWC/HWCF convolutions and their filter "
-           "gradients into calls to `recast_conv2d` (CPU runtime only)">,
+           "Also rewrite 2-D NHWC/HWCF and NCHW/FCHW convolutions and their "
+           "filter gradients into calls to `recast_conv2d` (CPU runtime "
+           "only)">,
     Option<"im2col", "im2col", "bool", /*default=*/"false",
            "With `convolutions`: an im2col gather and a `recast_gemm` call "
            "instead of `recast_conv2d`">,

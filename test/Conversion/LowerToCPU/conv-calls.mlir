@@ -3,10 +3,10 @@
 // RUN: recast-opt %s -split-input-file -recast-contractions-to-calls="convolutions report-skipped" -verify-diagnostics -o /dev/null
 
 /// A convolution on an NHWC input (padded already) with an HWCF filter
-/// becomes recast_conv2d(kind 0, x type, out type, N, H, W, C, KH, KW, F, OH,
-/// OW, stride h, stride w, dilation h, dilation w, x, filter, y, overwrite);
-/// C, KH and KW are all 3 here.
-// CHECK-LABEL: func.func private @recast_conv2d(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32)
+/// becomes recast_conv2d(kind 0, layout 0 (NHWC), x type, out type, N, H, W,
+/// C, KH, KW, F, OH, OW, stride h, stride w, dilation h, dilation w, x,
+/// filter, y, overwrite); C, KH and KW are all 3 here.
+// CHECK-LABEL: func.func private @recast_conv2d(i32, i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32)
 // CHECK-LABEL: func.func @conv_forward
 // CHECK-DAG: %[[FWD:.*]] = arith.constant 0 : i32
 // CHECK-DAG: %[[N:.*]] = arith.constant 2 : i64
@@ -17,7 +17,7 @@
 // CHECK-DAG: %[[OH:.*]] = arith.constant 4 : i64
 // CHECK-DAG: %[[OW:.*]] = arith.constant 5 : i64
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK: call @recast_conv2d(%[[FWD]], %[[FWD]], %[[FWD]], %[[N]], %[[H]], %[[W]], %[[C]], %[[C]], %[[C]], %[[F]], %[[OH]], %[[OW]], %[[N]], %[[N]], %[[ONE]], %[[ONE]],
+// CHECK: call @recast_conv2d(%[[FWD]], %[[FWD]], %[[FWD]], %[[FWD]], %[[N]], %[[H]], %[[W]], %[[C]], %[[C]], %[[C]], %[[F]], %[[OH]], %[[OW]], %[[N]], %[[N]], %[[ONE]], %[[ONE]],
 // CHECK-NOT: linalg.conv
 // NOCONV-LABEL: func.func @conv_forward
 // NOCONV: linalg.conv_2d_nhwc_hwcf
@@ -35,10 +35,61 @@ func.func @conv_forward(%x: memref<2x10x12x3xf32>, %w: memref<3x3x3x8xf32>, %y: 
 // CHECK-DAG: %[[BF16:.*]] = arith.constant 2 : i32
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK: call @recast_conv2d(%[[FWD]], %[[BF16]], %[[FWD]], {{.*}}, %[[ONE]], %[[ONE]], %[[TWO]], %[[TWO]],
+// CHECK: call @recast_conv2d(%[[FWD]], %[[FWD]], %[[BF16]], %[[FWD]], {{.*}}, %[[ONE]], %[[ONE]], %[[TWO]], %[[TWO]],
 func.func @conv_dilated_bf16(%x: memref<1x9x9x4xbf16>, %w: memref<3x3x4x2xbf16>, %y: memref<1x5x5x2xf32>) {
   linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x9x9x4xbf16>, memref<3x3x4x2xbf16>) outs(%y : memref<1x5x5x2xf32>)
+  return
+}
+
+// -----
+
+/// PyTorch's layout: an NCHW input with an FCHW filter (layout 1), the sizes
+/// named as in NHWC: N 2, H 10, W 12, C 3, KH 3, KW 3, F 8, OH 4, OW 5.
+// CHECK-LABEL: func.func @conv_forward_nchw
+// CHECK-DAG: %[[FWD:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[NCHW:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[N:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[H:.*]] = arith.constant 10 : i64
+// CHECK-DAG: %[[W:.*]] = arith.constant 12 : i64
+// CHECK-DAG: %[[C:.*]] = arith.constant 3 : i64
+// CHECK-DAG: %[[F:.*]] = arith.constant 8 : i64
+// CHECK-DAG: %[[OH:.*]] = arith.constant 4 : i64
+// CHECK-DAG: %[[OW:.*]] = arith.constant 5 : i64
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: call @recast_conv2d(%[[FWD]], %[[NCHW]], %[[FWD]], %[[FWD]], %[[N]], %[[H]], %[[W]], %[[C]], %[[C]], %[[C]], %[[F]], %[[OH]], %[[OW]], %[[N]], %[[N]], %[[ONE]], %[[ONE]],
+// CHECK-NOT: linalg.conv
+func.func @conv_forward_nchw(%x: memref<2x3x10x12xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x4x5xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<2x3x10x12xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x4x5xf32>)
+  return
+}
+
+// -----
+
+/// The NCHW filter gradient autodiff writes (the loops of the named op):
+/// dw[f, c, kh, kw] += x[n, c, oh*2 + kh, ow*2 + kw] * dy[n, f, oh, ow],
+/// kind 1 in layout 1.
+#x = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#dy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+// CHECK-LABEL: func.func @filter_gradient_nchw
+// CHECK-DAG: %[[GRAD:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[F:.*]] = arith.constant 16 : i64
+// CHECK-DAG: %[[C:.*]] = arith.constant 8 : i64
+// CHECK: %[[X:.*]] = llvm.inttoptr
+// CHECK: %[[DY:.*]] = llvm.inttoptr
+// CHECK: %[[DW:.*]] = llvm.inttoptr
+// CHECK: call @recast_conv2d(%[[GRAD]], %[[GRAD]], %[[F32]], %[[F32]], %{{.*}}, %{{.*}}, %{{.*}}, %[[C]], %{{.*}}, %{{.*}}, %[[F]], {{.*}}, %[[X]], %[[DY]], %[[DW]], %[[F32]])
+func.func @filter_gradient_nchw(%x: memref<4x8x9x9xf32>, %dy: memref<4x16x4x4xf32>, %dw: memref<16x8x3x3xf32>) {
+  linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<4x8x9x9xf32>, memref<4x16x4x4xf32>) outs(%dw : memref<16x8x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
   return
 }
 
@@ -56,7 +107,7 @@ func.func @conv_dilated_bf16(%x: memref<1x9x9x4xbf16>, %w: memref<3x3x4x2xbf16>,
 // CHECK: %[[X:.*]] = llvm.inttoptr
 // CHECK: %[[DY:.*]] = llvm.inttoptr
 // CHECK: %[[DW:.*]] = llvm.inttoptr
-// CHECK: call @recast_conv2d(%[[GRAD]], %[[F32]], %[[F32]], {{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[X]], %[[DY]], %[[DW]], %[[F32]])
+// CHECK: call @recast_conv2d(%[[GRAD]], %[[F32]], %[[F32]], %[[F32]], {{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[X]], %[[DY]], %[[DW]], %[[F32]])
 func.func @filter_gradient(%x: memref<4x9x9x8xf32>, %dy: memref<4x4x4x16xf32>, %dw: memref<3x3x8x16xf32>) {
   linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel", "parallel"]}
       ins(%x, %dy : memref<4x9x9x8xf32>, memref<4x4x4x16xf32>) outs(%dw : memref<3x3x8x16xf32>) {

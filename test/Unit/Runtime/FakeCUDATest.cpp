@@ -166,8 +166,8 @@ TEST_F(FakeCUDATest, CompiledCodeFailuresAreDeferred) {
   // Convolution calls are the CPU backend's: on a GPU they are an error
   // that says so, not a host loop over device memory.
   float x[9] = {}, w = 1, y[9] = {};
-  recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_F32, RECAST_F32, 1, 3, 3, 1, 1, 1,
-                1, 3, 3, 1, 1, 1, 1, x, &w, y, 0);
+  recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_CONV2D_NHWC, RECAST_F32,
+                RECAST_F32, 1, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1, 1, 1, x, &w, y, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_UNSUPPORTED);
   EXPECT_NE(std::string(recast_last_error()).find("CPU backend only"),
             std::string::npos)

@@ -525,7 +525,7 @@ TEST(RecastRuntimeTest, CompiledCodeEntryPoint) {
 //===----------------------------------------------------------------------===//
 
 struct ConvCase {
-  int32_t kind, typeX;
+  int32_t kind, layout, typeX;
   int64_t n, h, w, c, kh, kw, f, strideH, strideW, dilationH, dilationW;
 };
 
@@ -557,9 +557,15 @@ void checkConv(recast_device_t device, const ConvCase &cc,
               for (int64_t f = 0; f < cc.f; ++f) {
                 int64_t row = y * cc.strideH + ky * cc.dilationH;
                 int64_t col = z * cc.strideW + kx * cc.dilationW;
-                double input = x[((i * cc.h + row) * cc.w + col) * cc.c + ch];
-                size_t grid = ((i * oh + y) * ow + z) * cc.f + f;
-                size_t filter = ((ky * cc.kw + kx) * cc.c + ch) * cc.f + f;
+                bool nchw = cc.layout == RECAST_CONV2D_NCHW;
+                double input =
+                    nchw ? x[((i * cc.c + ch) * cc.h + row) * cc.w + col]
+                         : x[((i * cc.h + row) * cc.w + col) * cc.c + ch];
+                size_t grid = nchw ? ((i * cc.f + f) * oh + y) * ow + z
+                                   : ((i * oh + y) * ow + z) * cc.f + f;
+                size_t filter =
+                    nchw ? ((f * cc.c + ch) * cc.kh + ky) * cc.kw + kx
+                         : ((ky * cc.kw + kx) * cc.c + ch) * cc.f + f;
                 if (forward)
                   expected[grid] += input * b[filter];
                 else
@@ -567,41 +573,58 @@ void checkConv(recast_device_t device, const ConvCase &cc,
               }
   Bytes xBytes = encode(cc.typeX, x), bBytes = encode(cc.typeX, b);
   recast_conv2d_desc desc = {
-      cc.kind,       cc.typeX,      RECAST_F32,   cc.n,
-      cc.h,          cc.w,          cc.c,         cc.kh,
-      cc.kw,         cc.f,          oh,           ow,
-      cc.strideH,    cc.strideW,    cc.dilationH, cc.dilationW,
-      xBytes.data(), bBytes.data(), out.data(),   overwrite};
+      cc.kind,      cc.layout,     cc.typeX,      RECAST_F32,
+      cc.n,         cc.h,          cc.w,          cc.c,
+      cc.kh,        cc.kw,         cc.f,          oh,
+      ow,           cc.strideH,    cc.strideW,    cc.dilationH,
+      cc.dilationW, xBytes.data(), bBytes.data(), out.data(),
+      overwrite};
   ASSERT_EQ(recast_conv2d_ex(device, &desc), RECAST_OK) << recast_last_error();
   for (size_t i = 0; i < out.size(); ++i)
     ASSERT_EQ(double(out[i]), expected[i]) << "at element " << i;
 }
 
 TEST_F(CPURuntimeTest, Conv2dAndItsFilterGradient) {
-  for (int32_t kind : {RECAST_CONV2D_FORWARD, RECAST_CONV2D_FILTER_GRADIENT}) {
-    SCOPED_TRACE(kind);
-    // Strides and dilations differing between the two axes.
-    checkConv(device, {kind, RECAST_F32, 2, 11, 13, 5, 3, 2, 7, 2, 1, 1, 2});
-    // Mixed precision: bf16 operands, FP32 accumulation.
-    checkConv(device, {kind, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1});
-    // More im2col rows than the workspace holds: two blocks.
-    checkConv(device, {kind, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1});
-    // A 1 x 1 filter at unit stride reads the input as it is.
-    checkConv(device, {kind, RECAST_F32, 2, 6, 6, 4, 1, 1, 3, 1, 1, 1, 1});
-    // A 1 x 1 filter at stride 2 (a ResNet shortcut) gathers.
-    checkConv(device, {kind, RECAST_F32, 2, 7, 7, 4, 1, 1, 3, 2, 2, 1, 1});
-    // Overwriting (the call replaces a zero fill): the NaNs the output held
-    // are never read, across workspace blocks too, f32 and bf16.
-    checkConv(device, {kind, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1},
-              /*overwrite=*/true);
-    checkConv(device, {kind, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1},
-              /*overwrite=*/true);
-  }
+  for (int32_t kind : {RECAST_CONV2D_FORWARD, RECAST_CONV2D_FILTER_GRADIENT})
+    for (int32_t layout : {RECAST_CONV2D_NHWC, RECAST_CONV2D_NCHW}) {
+      SCOPED_TRACE(std::to_string(kind) + " " + std::to_string(layout));
+      // Strides and dilations differing between the two axes.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 11, 13, 5, 3, 2, 7, 2, 1, 1, 2});
+      // Mixed precision: bf16 operands, FP32 accumulation.
+      checkConv(device,
+                {kind, layout, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1});
+      // More im2col rows than the workspace holds: several blocks.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1});
+      // A 1 x 1 filter at unit stride reads the input as it is.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 6, 6, 4, 1, 1, 3, 1, 1, 1, 1});
+      // A 1 x 1 filter at stride 2 (a ResNet shortcut) gathers.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 7, 7, 4, 1, 1, 3, 2, 2, 1, 1});
+      // NCHW: small images go several to a block (here 6 + 5 of 11, the
+      // last block shorter), through permuted copies of the output.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 11, 9, 9, 3, 3, 3, 6, 1, 1, 1, 1});
+      // Overwriting (the call replaces a zero fill): the NaNs the output
+      // held are never read, across workspace blocks too, f32 and bf16.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 50, 50, 16, 3, 3, 4, 1, 1, 1, 1},
+                /*overwrite=*/true);
+      checkConv(device,
+                {kind, layout, RECAST_BF16, 2, 11, 13, 5, 3, 2, 7, 1, 2, 2, 1},
+                /*overwrite=*/true);
+      checkConv(device,
+                {kind, layout, RECAST_F32, 11, 9, 9, 3, 3, 3, 6, 1, 1, 1, 1},
+                /*overwrite=*/true);
+    }
 }
 
 TEST_F(CPURuntimeTest, Conv2dChecks) {
   float x[16] = {}, w[9] = {}, y[4] = {};
   recast_conv2d_desc desc = {RECAST_CONV2D_FORWARD,
+                             RECAST_CONV2D_NHWC,
                              RECAST_F32,
                              RECAST_F32,
                              1,
@@ -634,6 +657,12 @@ TEST_F(CPURuntimeTest, Conv2dChecks) {
   recast_conv2d_desc kind = desc;
   kind.kind = 5;
   EXPECT_EQ(recast_conv2d_ex(device, &kind), RECAST_ERROR_INVALID_ARGUMENT);
+  recast_conv2d_desc layout = desc;
+  layout.layout = 2;
+  EXPECT_EQ(recast_conv2d_ex(device, &layout), RECAST_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(recast_last_error()).find("unknown layout 2"),
+            std::string::npos)
+      << recast_last_error();
   recast_conv2d_desc stride = desc;
   stride.stride_w = 0;
   EXPECT_EQ(recast_conv2d_ex(device, &stride), RECAST_ERROR_INVALID_ARGUMENT);
@@ -641,8 +670,8 @@ TEST_F(CPURuntimeTest, Conv2dChecks) {
 
   // The entry point of compiled code defers its failure, named.
   ASSERT_EQ(recast_set_current_device(nullptr), RECAST_OK);
-  recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_F32, RECAST_F32, 1, 4, 4, 1, 3, 3,
-                1, 3, 2, 1, 1, 1, 1, x, w, y, 0);
+  recast_conv2d(RECAST_CONV2D_FORWARD, RECAST_CONV2D_NHWC, RECAST_F32,
+                RECAST_F32, 1, 4, 4, 1, 3, 3, 1, 3, 2, 1, 1, 1, 1, x, w, y, 0);
   EXPECT_EQ(recast_take_deferred_error(), RECAST_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(recast_last_error()).find("recast_conv2d: conv2d:"),
             std::string::npos)
