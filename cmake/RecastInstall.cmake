@@ -27,7 +27,7 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/recast
 # libRecastCAPI.so, which holds them already, not both.
 set(RECAST_CXX_LIBRARIES
   RecastSupport RecastRuntimeSupport RecastRuntime RecastRemat RecastMemoryPlan
-  RecastDialect RecastInterfaces RecastAnalysis RecastTransforms
+  RecastUtils RecastDialect RecastInterfaces RecastAnalysis RecastTransforms
   RecastConversion RecastExecution)
 foreach(library ${RECAST_CXX_LIBRARIES})
   target_include_directories(${library} INTERFACE

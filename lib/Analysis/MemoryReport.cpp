@@ -1,8 +1,10 @@
 //===- MemoryReport.cpp - Peak live tensor bytes of a function ------------===//
 
 #include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TensorBytes.h"
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Utils/Location.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -17,55 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::recast;
-
-int64_t mlir::recast::getProducedTensorBytes(FunctionOpInterface func) {
-  int64_t total = 0;
-  for (Block &block : func.getFunctionBody())
-    for (Operation &op : block) {
-      if (isa<tensor::EmptyOp>(op))
-        continue;
-      for (Value result : op.getResults())
-        total += getTensorBytes(result.getType()).value_or(0);
-    }
-  return total;
-}
-
-std::optional<int64_t> mlir::recast::getTensorBytes(Type type) {
-  auto tensor = dyn_cast<TensorType>(type);
-  if (!tensor)
-    return 0;
-  if (!tensor.hasStaticShape())
-    return std::nullopt;
-  Type element = tensor.getElementType();
-  int64_t elementBytes;
-  if (element.isIndex())
-    elementBytes = 8;
-  else if (auto complex = dyn_cast<ComplexType>(element))
-    elementBytes =
-        2 * ((complex.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  else if (element.isIntOrFloat())
-    elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
-  else
-    return std::nullopt;
-  int64_t bytes = elementBytes;
-  for (int64_t dim : tensor.getShape())
-    if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxTensorBytes)
-      return std::nullopt;
-  return bytes;
-}
-
-std::string mlir::recast::describeUnsizedTensor(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto tensor = dyn_cast<TensorType>(type);
-  if (tensor && tensor.hasStaticShape() &&
-      (tensor.getElementType().isIntOrIndexOrFloat() ||
-       isa<ComplexType>(tensor.getElementType())))
-    os << "cannot size '" << type << "': more than 2^50 bytes";
-  else
-    os << "needs static shapes, got '" << type << "'";
-  return text;
-}
 
 bool mlir::recast::isWrittenIntoDyingArgument(OpResult result) {
   auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
@@ -106,111 +59,6 @@ mlir::recast::getAliasedOperand(OpResult result,
       return init;
   }
   return nullptr;
-}
-
-TrainingStepParts::TrainingStepParts(FunctionOpInterface func) {
-  Region &body = func.getFunctionBody();
-  if (!body.hasOneBlock())
-    return;
-  block = &body.front();
-  Operation *terminator = block->getTerminator();
-  SmallVector<BlockArgument> carried;
-  DenseSet<Value> paramArgs, dataArgs;
-  for (BlockArgument arg : block->getArguments()) {
-    bool isParam = func.getArgAttr(arg.getArgNumber(),
-                                   RecastDialect::kParamAttrName) != nullptr;
-    bool isState = func.getArgAttr(arg.getArgNumber(),
-                                   RecastDialect::kStateAttrName) != nullptr;
-    if (isParam || isState)
-      carried.push_back(arg);
-    if (isParam)
-      paramArgs.insert(arg);
-    else if (!isState)
-      dataArgs.insert(arg);
-  }
-  TrainingStepSignature signature(func);
-  if (!terminator || carried.empty() || !signature.isValid())
-    return;
-  trainingStep = true;
-  if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {
-    BackwardSliceOptions options;
-    options.omitBlockArguments = true;
-    options.omitUsesFromAbove = false;
-    options.inclusive = true;
-    (void)getBackwardSlice(lossOp, &forward, options);
-    // Ops placed before the loss that read forward results and nothing but
-    // arguments besides are forward too: they run with it, whoever reads
-    // them (a copy of a forward value made for the backward). An op reading
-    // arguments and constants alone (the seed of the backward) is not.
-    for (Operation &op : *block) {
-      if (&op == lossOp)
-        break;
-      bool readsForward = false, readsOther = false;
-      op.walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          // Constants and empty tensors are neither.
-          if (!def || def->getBlock() != block ||
-              (def->getNumOperands() == 0 && def->getNumRegions() == 0))
-            continue;
-          (forward.contains(def) ? readsForward : readsOther) = true;
-        }
-      });
-      if (readsForward && !readsOther)
-        forward.insert(&op);
-    }
-  }
-
-  // What reaches each forward op: a batch input, a parameter. Operands of
-  // nested ops defined outside the op count as the op's own.
-  DenseSet<Value> fromData, fromParams;
-  for (Operation &op : *block) {
-    if (!forward.contains(&op))
-      continue;
-    bool data = false, params = false;
-    op.walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands()) {
-        data |= dataArgs.contains(operand) || fromData.contains(operand);
-        params |= paramArgs.contains(operand) || fromParams.contains(operand);
-      }
-    });
-    for (Value result : op.getResults()) {
-      if (data)
-        fromData.insert(result);
-      if (params)
-        fromParams.insert(result);
-      if (params && !data)
-        paramCopies.insert(result);
-    }
-  }
-
-  for (auto [k, arg] : llvm::enumerate(carried)) {
-    auto paramType = dyn_cast<ShapedType>(arg.getType());
-    if (!paramType || !paramArgs.contains(arg))
-      continue;
-    SmallVector<Value> worklist = {terminator->getOperand(k + 1)};
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      Operation *def = value.getDefiningOp();
-      if (!def || def->getBlock() != block || forward.contains(def) ||
-          !gradients.insert(value).second)
-        continue;
-      for (Value operand : def->getOperands())
-        if (auto type = dyn_cast<ShapedType>(operand.getType());
-            type && type.getShape() == paramType.getShape())
-          worklist.push_back(operand);
-    }
-  }
-}
-
-bool TrainingStepParts::isReadByBackward(Value value) const {
-  if (!trainingStep)
-    return false;
-  Operation *terminator = block->getTerminator();
-  return llvm::any_of(value.getUsers(), [&](Operation *user) {
-    Operation *top = block->findAncestorOpInBlock(*user);
-    return top && top != terminator && !forward.contains(top);
-  });
 }
 
 MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
@@ -457,20 +305,6 @@ StringRef MemoryReport::getKindName(ValueKind kind) {
     return "param_copy";
   }
   llvm_unreachable("unknown value kind");
-}
-
-std::string mlir::recast::formatLocation(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string text = formatLocation(inner); !text.empty())
-        return text;
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return formatLocation(name.getChildLoc());
-  return "";
 }
 
 void MemoryReport::writeJSON(llvm::json::OStream &json) const {

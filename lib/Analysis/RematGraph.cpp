@@ -2,6 +2,7 @@
 
 #include "recast/Analysis/RematGraph.h"
 #include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TensorBytes.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -3,6 +3,7 @@
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -92,4 +93,109 @@ LogicalResult TrainingStepSignature::verify(FunctionOpInterface func,
     return success();
   return func.emitError() << who << ": @" << func.getName()
                           << " is not a training step: " << violation;
+}
+
+TrainingStepParts::TrainingStepParts(FunctionOpInterface func) {
+  Region &body = func.getFunctionBody();
+  if (!body.hasOneBlock())
+    return;
+  block = &body.front();
+  Operation *terminator = block->getTerminator();
+  SmallVector<BlockArgument> carried;
+  DenseSet<Value> paramArgs, dataArgs;
+  for (BlockArgument arg : block->getArguments()) {
+    bool isParam = func.getArgAttr(arg.getArgNumber(),
+                                   RecastDialect::kParamAttrName) != nullptr;
+    bool isState = func.getArgAttr(arg.getArgNumber(),
+                                   RecastDialect::kStateAttrName) != nullptr;
+    if (isParam || isState)
+      carried.push_back(arg);
+    if (isParam)
+      paramArgs.insert(arg);
+    else if (!isState)
+      dataArgs.insert(arg);
+  }
+  TrainingStepSignature signature(func);
+  if (!terminator || carried.empty() || !signature.isValid())
+    return;
+  trainingStep = true;
+  if (Operation *lossOp = terminator->getOperand(0).getDefiningOp()) {
+    BackwardSliceOptions options;
+    options.omitBlockArguments = true;
+    options.omitUsesFromAbove = false;
+    options.inclusive = true;
+    (void)getBackwardSlice(lossOp, &forward, options);
+    // Ops placed before the loss that read forward results and nothing but
+    // arguments besides are forward too: they run with it, whoever reads
+    // them (a copy of a forward value made for the backward). An op reading
+    // arguments and constants alone (the seed of the backward) is not.
+    for (Operation &op : *block) {
+      if (&op == lossOp)
+        break;
+      bool readsForward = false, readsOther = false;
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          // Constants and empty tensors are neither.
+          if (!def || def->getBlock() != block ||
+              (def->getNumOperands() == 0 && def->getNumRegions() == 0))
+            continue;
+          (forward.contains(def) ? readsForward : readsOther) = true;
+        }
+      });
+      if (readsForward && !readsOther)
+        forward.insert(&op);
+    }
+  }
+
+  // What reaches each forward op: a batch input, a parameter. Operands of
+  // nested ops defined outside the op count as the op's own.
+  DenseSet<Value> fromData, fromParams;
+  for (Operation &op : *block) {
+    if (!forward.contains(&op))
+      continue;
+    bool data = false, params = false;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        data |= dataArgs.contains(operand) || fromData.contains(operand);
+        params |= paramArgs.contains(operand) || fromParams.contains(operand);
+      }
+    });
+    for (Value result : op.getResults()) {
+      if (data)
+        fromData.insert(result);
+      if (params)
+        fromParams.insert(result);
+      if (params && !data)
+        paramCopies.insert(result);
+    }
+  }
+
+  for (auto [k, arg] : llvm::enumerate(carried)) {
+    auto paramType = dyn_cast<ShapedType>(arg.getType());
+    if (!paramType || !paramArgs.contains(arg))
+      continue;
+    SmallVector<Value> worklist = {terminator->getOperand(k + 1)};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!def || def->getBlock() != block || forward.contains(def) ||
+          !gradients.insert(value).second)
+        continue;
+      for (Value operand : def->getOperands())
+        if (auto type = dyn_cast<ShapedType>(operand.getType());
+            type && type.getShape() == paramType.getShape())
+          worklist.push_back(operand);
+    }
+  }
+}
+
+bool TrainingStepParts::isReadByBackward(Value value) const {
+  if (!trainingStep)
+    return false;
+  Operation *terminator = block->getTerminator();
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    Operation *top = block->findAncestorOpInBlock(*user);
+    return top && top != terminator && !forward.contains(top);
+  });
 }

@@ -9,6 +9,7 @@
 #include "recast/Remat/Solver.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Support/Nesting.h"
+#include "recast/Utils/Location.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"

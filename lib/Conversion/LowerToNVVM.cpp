@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Conversion/Pipelines.h"
+#include "recast/Transforms/OptionEnums.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -157,7 +158,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   if (options.format == BinaryFormat::Bin ||
       options.format == BinaryFormat::Fatbin)
     pm.addPass(std::make_unique<CheckToolkitPass>(
-        toolkit, options.getFormatName().str()));
+        toolkit, getEnumOptionName(options.format).str()));
 
   // The front half is the CPU pipeline's; GPUs convert FP8 natively.
   buildLoweringPrefix(pm, /*expandFP8=*/false);
@@ -239,7 +240,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
   // The kernels compiled into the module: PTX by LLVM, cubin by ptxas,
   // fatbin by fatbinary.
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.getFormatName().str();
+  binary.compilationTarget = getEnumOptionName(options.format).str();
   binary.toolkitPath = toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Utils/MultiplyAccumulate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,20 +23,11 @@ using namespace mlir::recast;
 
 namespace {
 
-/// Looks through scalar casts: named ops with mixed operand types cast their
-/// block arguments before computing.
-Value stripScalarCasts(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-      break;
-    value = def->getOperand(0);
-  }
-  return value;
-}
-
-/// The block argument `value` is, through casts, if it is one of `op`'s.
+/// The block argument `value` is, through casts (named ops with mixed
+/// operand types cast their block arguments before computing), if it is one
+/// of `op`'s.
 BlockArgument getBodyArgument(linalg::LinalgOp op, Value value) {
-  auto arg = dyn_cast<BlockArgument>(stripScalarCasts(value));
+  auto arg = dyn_cast<BlockArgument>(skipScalarCasts(value));
   if (!arg || arg.getOwner() != op.getBlock())
     return {};
   return arg;
@@ -62,29 +54,12 @@ llvm::SmallBitVector getDims(AffineMap map) {
 bool isContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return false;
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
+  std::optional<MultiplyAccumulate> match =
+      matchMultiplyAccumulate(op, ScalarCasts::Any);
+  if (!match)
     return false;
-  BlockArgument out = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-  Value product;
-  if (add.getLhs() == out)
-    product = add.getRhs();
-  else if (add.getRhs() == out)
-    product = add.getLhs();
-  else
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  BlockArgument lhs = getBodyArgument(op, mul.getLhs());
-  BlockArgument rhs = getBodyArgument(op, mul.getRhs());
-  if (!lhs || !rhs || lhs == rhs)
-    return false;
-  OpOperand &lhsOperand = op->getOpOperand(lhs.getArgNumber());
-  OpOperand &rhsOperand = op->getOpOperand(rhs.getArgNumber());
-  if (!op.isDpsInput(&lhsOperand) || !op.isDpsInput(&rhsOperand))
-    return false;
+  OpOperand &lhsOperand = *match->lhs;
+  OpOperand &rhsOperand = *match->rhs;
   llvm::SmallBitVector lhsDims =
       getDims(op.getMatchingIndexingMap(&lhsOperand));
   llvm::SmallBitVector rhsDims =
@@ -110,7 +85,7 @@ bool isSelectingReduction(linalg::LinalgOp op) {
     // buffers (no results).
     Value yielded =
         yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
-    Operation *combiner = stripScalarCasts(yielded).getDefiningOp();
+    Operation *combiner = skipScalarCasts(yielded).getDefiningOp();
     if (!isa_and_nonnull<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
                          arith::MinNumFOp>(combiner))
       return false;
@@ -240,7 +215,7 @@ struct DivFModel
   PrecisionClassification classifyPrecision(Operation *op) const {
     auto div = cast<arith::DivFOp>(op);
     FloatAttr numerator;
-    if (matchPattern(stripScalarCasts(div.getLhs()), m_Constant(&numerator)) &&
+    if (matchPattern(skipScalarCasts(div.getLhs()), m_Constant(&numerator)) &&
         numerator.getValue().isExactlyValue(1.0))
       return {PrecisionClass::Sensitive,
               "reciprocal (1/x): amplifies the relative error of a small "

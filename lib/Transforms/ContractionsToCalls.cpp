@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBody.h"
 #include "recast/Runtime/recast_runtime.h"
 #include "recast/Transforms/Passes.h"
+#include "recast/Utils/MultiplyAccumulate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

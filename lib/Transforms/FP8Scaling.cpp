@@ -15,11 +15,13 @@
 #include "LinalgBody.h"
 #include "MixedPrecisionAnalysis.h"
 #include "ReportFile.h"
-#include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TensorBytes.h"
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Utils/Location.h"
+#include "recast/Utils/MultiplyAccumulate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -80,42 +82,6 @@ llvm::Error mlir::recast::checkFP8Numbers(const FP8Config &config) {
 }
 
 namespace {
-
-/// Looks through scalar casts of a structured op's body.
-Value stripScalarCasts(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
-      break;
-    value = def->getOperand(0);
-  }
-  return value;
-}
-
-/// The two inputs a contraction multiplies (its body yields
-/// `acc + a * b`, PrecisionInterfaceImpl.cpp's shape), or none.
-std::optional<std::pair<OpOperand *, OpOperand *>>
-getMultipliedInputs(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return std::nullopt;
-  auto mul = stripScalarCasts(add.getLhs()).getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    mul = stripScalarCasts(add.getRhs()).getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return std::nullopt;
-  auto lhs = dyn_cast<BlockArgument>(stripScalarCasts(mul.getLhs()));
-  auto rhs = dyn_cast<BlockArgument>(stripScalarCasts(mul.getRhs()));
-  if (!lhs || !rhs || lhs.getOwner() != body || rhs.getOwner() != body ||
-      lhs == rhs)
-    return std::nullopt;
-  OpOperand *a = &op->getOpOperand(lhs.getArgNumber());
-  OpOperand *b = &op->getOpOperand(rhs.getArgNumber());
-  if (!op.isDpsInput(a) || !op.isDpsInput(b))
-    return std::nullopt;
-  return std::make_pair(a, b);
-}
 
 /// The FP32 tensor `value` is a bf16 (or f16) copy of, when an explicit
 /// elementwise conversion (the Cast class) rounded it with `arith.truncf`;
@@ -304,13 +270,13 @@ void FP8Rewriter::rebuildBody(linalg::LinalgOp op) {
 
 LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
                                               FP8Contraction &entry) {
-  auto inputs = getMultipliedInputs(op);
+  auto inputs = matchMultiplyAccumulate(op, ScalarCasts::Any);
   if (!inputs) {
     entry.keptReason = "the body is not acc + a * b of two inputs";
     return success();
   }
   OpOperand *init = op.getDpsInitOperand(0);
-  for (OpOperand *operand : {inputs->first, inputs->second, init}) {
+  for (OpOperand *operand : {inputs->lhs, inputs->rhs, init}) {
     Type type = operand->get().getType();
     Type element = getElementTypeOrSelf(type);
     bool accepted = element.isF32() || (config.otherType && operand != init &&
@@ -332,19 +298,19 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
 
   // Forward values (the loss depends on them) in E4M3, gradients in E5M2.
   SmallVector<Site *, 2> used;
-  for (OpOperand *input : {inputs->first, inputs->second}) {
+  for (OpOperand *input : {inputs->lhs, inputs->rhs}) {
     Value value = getRoundingSource(input->get());
     Site &site = getSite(value, forward.contains(value) ? e4m3 : e5m2, op);
     used.push_back(&site);
     entry.sites.push_back(site.reportIndex);
   }
   SmallVector<Operation *> replaced;
-  for (OpOperand *input : {inputs->first, inputs->second})
+  for (OpOperand *input : {inputs->lhs, inputs->rhs})
     if (Operation *def = input->get().getDefiningOp();
         def && !llvm::is_contained(replaced, def))
       replaced.push_back(def);
-  inputs->first->set(used[0]->quantized);
-  inputs->second->set(used[1]->quantized);
+  inputs->lhs->set(used[0]->quantized);
+  inputs->rhs->set(used[1]->quantized);
   // A bf16 copy (fp8-other-type) that only this contraction read goes, with
   // the empty tensor it was written into.
   for (Operation *def : replaced) {
@@ -370,7 +336,7 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
   // Autodiff passes gradient ops forward values their bodies do not read;
   // pointing them at an FP8 copy of the value lets the FP32 one die early.
   for (OpOperand *other : op.getDpsInputOperands()) {
-    if (other == inputs->first || other == inputs->second ||
+    if (other == inputs->lhs || other == inputs->rhs ||
         !op.getMatchingBlockArgument(other).use_empty())
       continue;
     for (FloatType format : {e4m3, e5m2}) {
@@ -600,16 +566,18 @@ LogicalResult FP8Rewriter::run() {
     }
     DenseSet<Value> endInputs;
     for (Operation *op : endLayers)
-      if (auto inputs = getMultipliedInputs(cast<linalg::LinalgOp>(op))) {
-        endInputs.insert(inputs->first->get());
-        endInputs.insert(inputs->second->get());
+      if (auto inputs = matchMultiplyAccumulate(cast<linalg::LinalgOp>(op),
+                                                ScalarCasts::Any)) {
+        endInputs.insert(inputs->lhs->get());
+        endInputs.insert(inputs->rhs->get());
       }
     for (Operation *op : contractions) {
       if (forward.contains(op->getResult(0)))
         continue;
-      auto inputs = getMultipliedInputs(cast<linalg::LinalgOp>(op));
-      if (inputs && (endInputs.contains(inputs->first->get()) ||
-                     endInputs.contains(inputs->second->get())))
+      auto inputs =
+          matchMultiplyAccumulate(cast<linalg::LinalgOp>(op), ScalarCasts::Any);
+      if (inputs && (endInputs.contains(inputs->lhs->get()) ||
+                     endInputs.contains(inputs->rhs->get())))
         endLayers.insert(op);
     }
   }
@@ -617,9 +585,9 @@ LogicalResult FP8Rewriter::run() {
   auto isLayerContraction = [&](linalg::LinalgOp op) {
     if (weightGradients.contains(op))
       return true;
-    auto inputs = getMultipliedInputs(op);
-    return inputs && (parameterViews.contains(inputs->first->get()) ||
-                      parameterViews.contains(inputs->second->get()));
+    auto inputs = matchMultiplyAccumulate(op, ScalarCasts::Any);
+    return inputs && (parameterViews.contains(inputs->lhs->get()) ||
+                      parameterViews.contains(inputs->rhs->get()));
   };
 
   for (Operation *op : contractions) {

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBody.h"
 #include "recast/Transforms/Passes.h"
+#include "recast/Utils/MultiplyAccumulate.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

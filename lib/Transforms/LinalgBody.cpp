@@ -48,37 +48,3 @@ SetVector<Value> mlir::recast::getReadValues(Operation *op) {
   getUsedValuesDefinedAbove(op->getRegions(), read);
   return read;
 }
-
-/// `value` without an exact widening cast (extf) in front of it.
-static Value skipWidening(Value value) {
-  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
-    return ext.getIn();
-  return value;
-}
-
-bool mlir::recast::hasMultiplyAccumulateBody(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
-    return false;
-  Block *body = op.getBlock();
-  if (body->getOperations().size() > 5)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body->getArgument(2);
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != out && add.getRhs() != out)
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value x = skipWidening(mul.getLhs()), y = skipWidening(mul.getRhs());
-  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
-  if (!((x == in0 && y == in1) || (x == in1 && y == in0)))
-    return false;
-  // Nothing else may happen in the body: the ops counted are the casts, the
-  // product, the sum and the yield.
-  unsigned expected = 3 + (x != mul.getLhs()) + (y != mul.getRhs());
-  return body->getOperations().size() == expected;
-}

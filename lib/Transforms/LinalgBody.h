@@ -28,11 +28,6 @@ Value convertFloatScalar(OpBuilder &b, Location loc, Value value, Type to);
 /// over training steps follow these, not the operands alone.
 SetVector<Value> getReadValues(Operation *op);
 
-/// Whether `op` has two inputs and one output and its body is
-/// `out + x * y` with x and y the two inputs, each possibly widened (extf):
-/// exactly what a GEMM computes.
-bool hasMultiplyAccumulateBody(linalg::LinalgOp op);
-
 } // namespace mlir::recast
 
 #endif // RECAST_TRANSFORMS_LINALGBODY_H

@@ -18,10 +18,12 @@
 #include "MixedPrecisionAnalysis.h"
 #include "OptionValues.h"
 #include "ReportFile.h"
-#include "recast/Analysis/MemoryReport.h"
+#include "recast/Analysis/TensorBytes.h"
+#include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Interfaces/PrecisionInterface.h"
 #include "recast/Transforms/Passes.h"
+#include "recast/Utils/Location.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -36,6 +38,14 @@ namespace mlir::recast {
 
 using namespace mlir;
 using namespace mlir::recast;
+
+/// Whether `op` moves or reshapes tensor elements without computing on
+/// them: the ops whose element type follows their operand's.
+static bool isDataMovement(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
+             tensor::ConcatOp, tensor::CastOp>(op);
+}
 
 static RankedTensorType withElementType(Type type, Type element) {
   return cast<RankedTensorType>(type).clone(element);
@@ -429,9 +439,7 @@ void MixedPrecisionRewriter::recordNonAdaptingUses() {
       return false;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
       return linalgOp.hasPureTensorSemantics() && linalgOp.getBlock();
-    return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-               tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
-               tensor::ConcatOp, tensor::CastOp>(op);
+    return isDataMovement(op);
   };
   func.walk([&](Operation *op) {
     if (adapts(op))
@@ -499,9 +507,7 @@ void MixedPrecisionRewriter::run() {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       if (linalgOp.hasPureTensorSemantics() && linalgOp.getBlock())
         rewriteStructured(linalgOp, d);
-    } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-                   tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::PadOp,
-                   tensor::ConcatOp, tensor::CastOp>(op)) {
+    } else if (isDataMovement(op)) {
       rewriteDataMovement(op, d);
     }
     if (d && d->roundResultTo)

@@ -163,11 +163,6 @@ struct RecastRematPass
     return Base::initializeOptions(options, errorHandler);
   }
 
-  /// The policy as the option spells it.
-  StringRef policyName() {
-    return *policy.getParser().findArgStrForValue(policy.getValue());
-  }
-
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Public functions are the training steps; private ones are helpers
@@ -175,12 +170,12 @@ struct RecastRematPass
     bool selective = policy == RematPolicy::Selective;
     bool full = policy == RematPolicy::Full;
     if ((selective || full) && !budget.empty()) {
-      func.emitError() << "policy=" << policyName()
+      func.emitError() << "policy=" << getEnumOptionName(policy)
                        << " chooses its own budget; do not give one";
       return signalPassFailure();
     }
     if ((selective || full) && !schedule.empty()) {
-      func.emitError() << "policy=" << policyName()
+      func.emitError() << "policy=" << getEnumOptionName(policy)
                        << " chooses its own schedule; do not give one";
       return signalPassFailure();
     }
@@ -445,7 +440,7 @@ struct RecastRematPass
       json.object([&] {
         json.attribute("function", func.getSymName());
         json.attribute("solver", result.solver);
-        json.attribute("policy", policyName());
+        json.attribute("policy", getEnumOptionName(policy));
         json.attribute("memory_model", "recast");
         json.attribute("budget_bytes", int64_t(budgetBytes));
         json.attribute("baseline_peak_bytes", int64_t(baseline.peakBytes));

@@ -116,7 +116,7 @@ public:
   PassOptionText &add(StringRef key,
                       const detail::PassOptions::Option<Enum> &option) {
     if (option.hasValue())
-      text += (" " + key + "=" + nameOf(option)).str();
+      text += (" " + key + "=" + getEnumOptionName(option)).str();
     return *this;
   }
 
@@ -137,18 +137,6 @@ private:
     std::snprintf(buffer, sizeof(buffer), "%.17g", value);
     return buffer;
   }
-  /// The name the option's parser gives its value.
-  template <typename Enum>
-  static StringRef nameOf(const detail::PassOptions::Option<Enum> &option) {
-    // llvm::cl gives its parser non-const only; the lookup changes nothing.
-    auto &parser =
-        const_cast<detail::PassOptions::Option<Enum> &>(option).getParser();
-    std::optional<StringRef> name =
-        parser.findArgStrForValue(option.getValue());
-    assert(name && "an enum value without a name");
-    return *name;
-  }
-
   std::string text;
 };
 } // namespace

@@ -33,24 +33,6 @@
 
 namespace mlir::recast {
 
-/// The most bytes a tensor may have (1 PiB): sums of thousands of them stay
-/// exact in int64 and in JSON's doubles.
-constexpr int64_t kMaxTensorBytes = int64_t(1) << 50;
-
-/// The bytes one value of `type` occupies, or std::nullopt for a tensor
-/// whose shape is not static or whose size is above kMaxTensorBytes
-/// (checked for overflow). Non-tensor types take 0 bytes.
-std::optional<int64_t> getTensorBytes(Type type);
-
-/// Why getTensorBytes has no answer for `type`, for diagnostics: "needs
-/// static shapes, got '...'" or "cannot size '...': more than 2^50 bytes".
-std::string describeUnsizedTensor(Type type);
-
-/// Total bytes of the tensors the top-level ops of `func` produce (empty
-/// tensors hold none; dynamically shaped ones are not counted): the
-/// activation total the mixed-precision reports compare before and after.
-int64_t getProducedTensorBytes(FunctionOpInterface func);
-
 /// Whether `result` is written into the buffer of an argument of its
 /// function that dies there: the op is destination-passing, the init tied to
 /// `result` is a function argument of the same size that bufferization may
@@ -68,44 +50,6 @@ bool isWrittenIntoDyingArgument(OpResult result);
 /// report decides that from the op order).
 OpOperand *getAliasedOperand(OpResult result,
                              llvm::function_ref<bool(Value)> isView);
-
-/// "file:line:col" of `loc` (looking through fused and named locations), or
-/// "" when it has none: the location reports print.
-std::string formatLocation(Location loc);
-
-/// The parts of a training step: a single-block function returning the
-/// loss, then one value per `recast.param` / `recast.state` argument in
-/// argument order.
-/// * The forward is every op the loss depends on, and every op placed
-///   before the loss that reads forward results and otherwise only
-///   arguments (a copy of a forward value that only the backward reads).
-/// * The gradients are, from the value returned for each parameter, back
-///   through the operands of the parameter's shape, the values outside the
-///   forward: the gradient, the accumulators it is summed in, its unscaled
-///   and cast copies, the optimizer's arithmetic on it.
-/// * The parameter copies are the forward values no other argument than a
-///   `recast.param` or `recast.state` one reaches, and some parameter does.
-class TrainingStepParts {
-public:
-  explicit TrainingStepParts(FunctionOpInterface func);
-
-  /// Whether the function has the form of a training step; if not, the
-  /// other queries answer false.
-  bool isTrainingStep() const { return trainingStep; }
-  bool isForward(Operation *op) const { return forward.contains(op); }
-  bool isGradient(Value value) const { return gradients.contains(value); }
-  bool isParamCopy(Value value) const { return paramCopies.contains(value); }
-  /// Whether an op of the step outside the forward (not the terminator)
-  /// reads `value`, in a nested region or not.
-  bool isReadByBackward(Value value) const;
-
-private:
-  bool trainingStep = false;
-  Block *block = nullptr;
-  llvm::SetVector<Operation *> forward;
-  llvm::DenseSet<Value> gradients;
-  llvm::DenseSet<Value> paramCopies;
-};
 
 class MemoryReport {
 public:

@@ -18,6 +18,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -62,6 +64,40 @@ public:
 private:
   SmallVector<unsigned> params, state, carried, batch;
   std::string violation;
+};
+
+/// The parts of a training step: a single-block function returning the
+/// loss, then one value per `recast.param` / `recast.state` argument in
+/// argument order.
+/// * The forward is every op the loss depends on, and every op placed
+///   before the loss that reads forward results and otherwise only
+///   arguments (a copy of a forward value that only the backward reads).
+/// * The gradients are, from the value returned for each parameter, back
+///   through the operands of the parameter's shape, the values outside the
+///   forward: the gradient, the accumulators it is summed in, its unscaled
+///   and cast copies, the optimizer's arithmetic on it.
+/// * The parameter copies are the forward values no other argument than a
+///   `recast.param` or `recast.state` one reaches, and some parameter does.
+class TrainingStepParts {
+public:
+  explicit TrainingStepParts(FunctionOpInterface func);
+
+  /// Whether the function has the form of a training step; if not, the
+  /// other queries answer false.
+  bool isTrainingStep() const { return trainingStep; }
+  bool isForward(Operation *op) const { return forward.contains(op); }
+  bool isGradient(Value value) const { return gradients.contains(value); }
+  bool isParamCopy(Value value) const { return paramCopies.contains(value); }
+  /// Whether an op of the step outside the forward (not the terminator)
+  /// reads `value`, in a nested region or not.
+  bool isReadByBackward(Value value) const;
+
+private:
+  bool trainingStep = false;
+  Block *block = nullptr;
+  llvm::SetVector<Operation *> forward;
+  llvm::DenseSet<Value> gradients;
+  llvm::DenseSet<Value> paramCopies;
 };
 
 } // namespace mlir::recast

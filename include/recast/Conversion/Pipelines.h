@@ -112,12 +112,6 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
           clEnumValN(BinaryFormat::Offload, "offload", "LLVM offload IR"),
           clEnumValN(BinaryFormat::LLVM, "llvm", "LLVM IR"))};
 
-  /// The name `format` has as an option value (gpu-module-to-binary's).
-  StringRef getFormatName() const {
-    auto &parser =
-        const_cast<PassOptions::Option<BinaryFormat> &>(format).getParser();
-    return *parser.findArgStrForValue(format.getValue());
-  }
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas and bin/fatbinary "

@@ -1,5 +1,4 @@
-//===- OptionEnums.h - Closed sets of values of recast's options -*- C++
-//-*-===//
+//===- OptionEnums.h - Closed sets of values of options -------*- C++ -*-===//
 //
 // One enum per closed set of option values, shared by the passes, the
 // training pipeline's options and the code that applies them, so that
@@ -10,8 +9,11 @@
 #ifndef RECAST_TRANSFORMS_OPTIONENUMS_H
 #define RECAST_TRANSFORMS_OPTIONENUMS_H
 
+#include "mlir/Pass/PassOptions.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/ErrorHandling.h"
+
+#include <cassert>
 
 namespace mlir::recast {
 
@@ -58,6 +60,21 @@ enum class RematPolicy {
   /// Recompute each checkpoint block for its backward.
   Full
 };
+
+/// The name an enum option's parser gives its current value (`bf16`,
+/// `selective`, `fatbin`): the spelling the option reads, for reports,
+/// diagnostics and printed pipelines.
+template <typename Enum>
+llvm::StringRef
+getEnumOptionName(const mlir::detail::PassOptions::Option<Enum> &option) {
+  // llvm::cl gives its parser non-const only; the lookup changes nothing.
+  auto &parser =
+      const_cast<mlir::detail::PassOptions::Option<Enum> &>(option).getParser();
+  std::optional<llvm::StringRef> name =
+      parser.findArgStrForValue(option.getValue());
+  assert(name && "an enum value without a name");
+  return *name;
+}
 
 } // namespace mlir::recast
 
