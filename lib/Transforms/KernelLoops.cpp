@@ -422,8 +422,9 @@ constexpr int64_t kMinTiledExtent = 8;
 
 /// The two loops of an elementwise `op` to cut into tiles, when one operand
 /// walks memory along a loop that another strides across: a transpose (a
-/// filter from PyTorch's FCHW to HWCF and its gradient back), which in its
-/// own loop order reads one element per cache line, and one page per
+/// filter moved between layouts, the turned filter of a convolution's input
+/// gradient), which in its own loop order reads one element per cache line,
+/// and one page per
 /// element once the stride passes 4 KiB. Each operand's fast loop is the
 /// one along which its elements are closest in memory (among loops of at
 /// least kMinTiledExtent iterations); the output's and an input's differ,

@@ -80,8 +80,31 @@ static cl::opt<int64_t> numSteps("steps", cl::desc("Training steps to run"),
 static cl::opt<uint64_t>
     seed("seed", cl::desc("Seed of the parameter and synthetic batch values"),
          cl::init(0), cl::cat(runCategory));
+namespace {
+/// The parser of recast-run's own enum flags: a value outside the set is an
+/// error that lists the set, as the pipeline's options do (`--device='tpu'
+/// is not supported; use cpu, cuda`), not llvm::cl's "Cannot find option".
+template <typename Enum> class EnumValueParser : public cl::parser<Enum> {
+public:
+  using cl::parser<Enum>::parser;
+
+  bool parse(cl::Option &option, StringRef argName, StringRef arg,
+             Enum &value) {
+    for (const auto &known : this->Values)
+      if (known.Name == arg) {
+        value = known.V.getValue();
+        return false;
+      }
+    std::string names;
+    for (const auto &known : this->Values)
+      names += (names.empty() ? "" : ", ") + known.Name.str();
+    return option.error("'" + arg + "' is not supported; use " + names);
+  }
+};
+} // namespace
+
 enum class ReportFormat { Text, JSON };
-static cl::opt<ReportFormat> reportFormat(
+static cl::opt<ReportFormat, false, EnumValueParser<ReportFormat>> reportFormat(
     "report", cl::desc("Output format"), cl::init(ReportFormat::Text),
     cl::values(clEnumValN(ReportFormat::Text, "text",
                           "a line per step, then the memory summary"),
@@ -105,7 +128,7 @@ static cl::opt<std::string> dataDir(
              "batch k mod num_batches"),
     cl::cat(runCategory));
 enum class Device { CPU, CUDA };
-static cl::opt<Device> device(
+static cl::opt<Device, false, EnumValueParser<Device>> device(
     "device", cl::desc("Where the step runs"), cl::init(Device::CPU),
     cl::values(clEnumValN(Device::CPU, "cpu", "JIT-compiled on the host"),
                clEnumValN(Device::CUDA, "cuda",
