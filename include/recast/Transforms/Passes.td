@@ -771,10 +771,10 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
 
     **Permutations.** An elementwise op whose output walks memory along one
     loop while an input walks it along another, each striding the other
-    operand by a cache line or more (a transpose: PyTorch's FCHW filters to
-    the HWCF layout of the convolution calls, and their gradients back; a
-    body that loads from a buffer at its loop indices counts that buffer as
-    an input, as the turned filter of a convolution's input gradient does), is
+    operand by a cache line or more (a transpose, such as a filter moved
+    between layouts; a body that loads from a buffer at its loop indices
+    counts that buffer as an input, as the turned filter of a convolution's
+    input gradient does), is
     cut into 16 x 16 tiles of those two loops, each loop of at least 8
     iterations, the others whole inside a tile: in its own loop order it
     would read one element per cache line, and one page per element once
