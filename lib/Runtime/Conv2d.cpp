@@ -71,6 +71,25 @@ recast_status checkConv2d(recast_device_t device,
   return RECAST_OK;
 }
 
+/// Whether the input is its own im2col matrix: a 1 x 1 filter at unit
+/// stride over the whole input (each NHWC row, each NCHW image).
+bool inputIsIm2col(const recast_conv2d_desc &d) {
+  return d.kh == 1 && d.kw == 1 && d.stride_h == 1 && d.stride_w == 1 &&
+         d.oh == d.h && d.ow == d.w;
+}
+
+/// A one-matrix GEMM of the convolution's operand types, accumulating into
+/// its result or not.
+recast_gemm_desc convGemm(const recast_conv2d_desc &d, bool accumulate) {
+  recast_gemm_desc gemm = {};
+  gemm.type_a = gemm.type_b = d.type_x;
+  gemm.type_c = d.type_out;
+  gemm.batch = 1;
+  gemm.alpha = 1.0f;
+  gemm.beta = accumulate ? 1.0f : 0.0f;
+  return gemm;
+}
+
 /// NHWC: copies im2col rows [first, first + rows) into `patches`.
 void gatherRows(const recast_conv2d_desc &d, size_t elementBytes, int64_t first,
                 int64_t rows, char *patches) {
@@ -177,10 +196,7 @@ recast_status convolveChannelsFirst(recast_device_t device,
   const size_t outBytes = recast_dtype_size(d.type_out);
   const int64_t depth = d.c * d.kh * d.kw;
   const int64_t pixels = d.oh * d.ow;
-  // A 1 x 1 filter at unit stride over the whole input reads each input
-  // image itself as its im2col matrix.
-  const bool inputIsColumns = d.kh == 1 && d.kw == 1 && d.stride_h == 1 &&
-                              d.stride_w == 1 && d.oh == d.h && d.ow == d.w;
+  const bool inputIsColumns = inputIsIm2col(d);
   int64_t block = 1;
   if (!inputIsColumns) {
     block = std::clamp<int64_t>((kMinColumns + pixels - 1) / pixels, 1, d.n);
@@ -213,12 +229,7 @@ recast_status convolveChannelsFirst(recast_device_t device,
     if (block > 1 && (!forward || accumulate))
       permuteImages(blockGrid, matrix, images, d.f, pixels, gridBytes,
                     /*toMatrix=*/true);
-    recast_gemm_desc gemm = {};
-    gemm.type_a = gemm.type_b = d.type_x;
-    gemm.type_c = d.type_out;
-    gemm.batch = 1;
-    gemm.alpha = 1.0f;
-    gemm.beta = accumulate ? 1.0f : 0.0f;
+    recast_gemm_desc gemm = convGemm(d, accumulate);
     if (forward) {
       // y_block (+)= w x col
       gemm.m = d.f;
@@ -264,10 +275,7 @@ recast_status recast_conv2d_ex(recast_device_t device,
   const size_t outBytes = recast_dtype_size(d.type_out);
   const int64_t depth = d.kh * d.kw * d.c;
   const int64_t pixels = d.n * d.oh * d.ow;
-  // A 1 x 1 filter at unit stride over the whole input reads the input
-  // itself as the im2col matrix.
-  const bool inputIsPatches = d.kh == 1 && d.kw == 1 && d.stride_h == 1 &&
-                              d.stride_w == 1 && d.oh == d.h && d.ow == d.w;
+  const bool inputIsPatches = inputIsIm2col(d);
   const int64_t block =
       inputIsPatches
           ? pixels
@@ -284,16 +292,10 @@ recast_status recast_conv2d_ex(recast_device_t device,
       gatherRows(d, inBytes, first, rows, workspace.data());
       patches = workspace.data();
     }
-    recast_gemm_desc gemm = {};
-    gemm.type_a = gemm.type_b = d.type_x;
-    gemm.type_c = d.type_out;
-    gemm.batch = 1;
-    gemm.alpha = 1.0f;
     // Forward blocks write disjoint rows of the output; the filter
     // gradient's blocks all add into the whole of it after the first.
-    gemm.beta = d.overwrite && (d.kind == RECAST_CONV2D_FORWARD || first == 0)
-                    ? 0.0f
-                    : 1.0f;
+    recast_gemm_desc gemm = convGemm(
+        d, !d.overwrite || (d.kind != RECAST_CONV2D_FORWARD && first > 0));
     gemm.a = patches;
     if (d.kind == RECAST_CONV2D_FORWARD) {
       // out[first:first+rows, :] += patches x filter
