@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/InitAllRecast.h"
-#include "recast/Transforms/PrecisionPolicy.h"
+#include "recast/Transforms/MixedPrecision/PrecisionPolicy.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recast/InitAllRecast.h"
-#include "recast/Transforms/TrainPipeline.h"
+#include "recast/Transforms/Training/TrainPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

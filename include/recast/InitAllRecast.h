@@ -3,10 +3,11 @@
 #ifndef RECAST_INITALLRECAST_H
 #define RECAST_INITALLRECAST_H
 
+#include "recast/Conversion/Passes.h"
 #include "recast/Conversion/Pipelines.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Transforms/Passes.h"
-#include "recast/Transforms/TrainPipeline.h"
+#include "recast/Transforms/Training/TrainPipeline.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -19,7 +20,8 @@ inline void registerRecastDialects(DialectRegistry &registry) {
 /// Registers every recast pass and pipeline with the global registry, so that
 /// they can be named on a command line or in a pipeline string.
 inline void registerAllRecastPasses() {
-  registerRecastPasses();
+  registerRecastTransformsPasses();
+  registerRecastConversionPasses();
   registerTrainPipeline();
   registerLowerToCPUPipeline();
   registerLowerToNVVMPipeline();

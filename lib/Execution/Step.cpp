@@ -8,7 +8,7 @@
 #include "recast/InitAllRecast.h"
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
-#include "recast/Transforms/TrainPipeline.h"
+#include "recast/Transforms/Training/TrainPipeline.h"
 
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

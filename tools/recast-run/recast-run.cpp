@@ -19,7 +19,7 @@
 #include "recast/Runtime/TrackingAllocator.h"
 #include "recast/Runtime/recast_runtime.h"
 #include "recast/Support/Nesting.h"
-#include "recast/Transforms/TrainPipeline.h"
+#include "recast/Transforms/Training/TrainPipeline.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"

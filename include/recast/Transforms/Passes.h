@@ -1,29 +1,29 @@
-//===- Passes.h - recast passes ---------------------------------*- C++ -*-===//
+//===- Passes.h - recast's transformation passes ----------------*- C++ -*-===//
+//
+// Every pass group of the training half, one header each beside its
+// Passes.td: Training/ (import normalization, autodiff, the step),
+// MixedPrecision/, Remat/ and Memory/. The lowering helpers are in
+// recast/Conversion/Passes.h.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef RECAST_TRANSFORMS_PASSES_H
 #define RECAST_TRANSFORMS_PASSES_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Async/IR/Async.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/Pass.h"
-#include "recast/Dialect/Recast/IR/RecastDialect.h"
-#include "recast/Transforms/OptionEnums.h"
+#include "recast/Transforms/Memory/Passes.h"
+#include "recast/Transforms/MixedPrecision/Passes.h"
+#include "recast/Transforms/Remat/Passes.h"
+#include "recast/Transforms/Training/Passes.h"
 
 namespace mlir::recast {
 
-#define GEN_PASS_DECL
-#include "recast/Transforms/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "recast/Transforms/Passes.h.inc"
+/// Registers the passes of every group in recast/Transforms.
+inline void registerRecastTransformsPasses() {
+  registerRecastTrainingPasses();
+  registerRecastMixedPrecisionPasses();
+  registerRecastRematPasses();
+  registerRecastMemoryPasses();
+}
 
 } // namespace mlir::recast
 

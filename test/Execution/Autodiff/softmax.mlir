@@ -6,7 +6,7 @@
 // CHECK: PASS grad_not_softmax
 
 // Softmax and log-softmax as autodiff's group rule sees them
-// (test/Transforms/Autodiff/autodiff-softmax.mlir checks the rule is used):
+// (test/Transforms/Training/Autodiff/autodiff-softmax.mlir checks the rule is used):
 // torch-mlir's five generics with its keepdim reshapes, and the zoo's fused
 // form. The last case looks like a softmax but is not one (its denominator
 // sums exp(x), not exp(x - max)) and must get the op-by-op gradient.

@@ -1,6 +1,6 @@
 //===- CUDAStepTest.cpp - CUDAStep's calls and failures -------------------===//
 //
-// The affine step (test/Conversion/NVVM/Inputs/affine-step.mlir: w and b
+// The affine step (test/Conversion/LowerToNVVM/Inputs/affine-step.mlir: w and b
 // parameters, a rank-0 step counter as state, x and y as the batch) compiled
 // for the fake driver, whose launches succeed without running the kernels,
 // so the device keeps the values it was given.

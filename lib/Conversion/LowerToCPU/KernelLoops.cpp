@@ -1,0 +1,648 @@
+//===- KernelLoops.cpp - CPU kernels to loops: reductions, threads --------===//
+//
+// The loops outside the GEMM library (casts, softmax, layer norms, GELU, the
+// optimizer): row reductions become loops that carry their accumulators in
+// registers, and the leading parallel loops of each large kernel an
+// scf.parallel that the async dialect's `async-parallel-for` splits into one
+// block per thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recast/Conversion/Passes.h"
+#include "recast/Dialect/Recast/IR/RecastDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Async/Transforms.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTKERNELLOOPSPASS
+#include "recast/Conversion/Passes.h.inc"
+} // namespace mlir::recast
+
+using namespace mlir;
+
+namespace {
+
+/// The iterations of `op`'s leading parallel loops, and of all its loops,
+/// when it can be split across threads along those loops: its loops are
+/// static, every parallel loop comes before every reduction, and each
+/// output element belongs to one point of the parallel loops (each output
+/// map names all of them), so blocks of them write disjoint elements.
+struct ParallelShape {
+  unsigned numParallel = 0;
+  int64_t parallelIterations = 1;
+  int64_t allIterations = 1;
+};
+
+std::optional<ParallelShape> parallelShapeOf(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned numParallel = 0;
+  while (numParallel < iterators.size() &&
+         iterators[numParallel] == utils::IteratorType::parallel)
+    ++numParallel;
+  if (numParallel == 0 ||
+      llvm::any_of(ArrayRef(iterators).drop_front(numParallel),
+                   [](utils::IteratorType t) {
+                     return t != utils::IteratorType::reduction;
+                   }))
+    return std::nullopt;
+  ParallelShape shape;
+  shape.numParallel = numParallel;
+  for (auto [index, range] : llvm::enumerate(op.getStaticLoopRanges())) {
+    if (ShapedType::isDynamic(range) || range <= 0)
+      return std::nullopt;
+    if (index < numParallel)
+      shape.parallelIterations *= range;
+    shape.allIterations *= range;
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+    for (unsigned dim = 0; dim < numParallel; ++dim)
+      if (!map.isFunctionOfDim(dim))
+        return std::nullopt;
+    // An output also read through another map (a transpose in place)
+    // would be read by one block after another wrote it.
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->get() == init.get() && op.getMatchingIndexingMap(input) != map)
+        return std::nullopt;
+  }
+  return shape;
+}
+
+/// Whether `op` is a reduction whose outputs do not depend on its
+/// reduction loops (softmax's max and sum, a layer norm's statistics, a dot
+/// product per row), with `shape` its parallelShapeOf.
+bool isRowReduction(linalg::LinalgOp op, const ParallelShape &shape) {
+  if (shape.numParallel == op.getNumLoops())
+    return false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    for (unsigned dim = shape.numParallel; dim < op.getNumLoops(); ++dim)
+      if (map.isFunctionOfDim(dim))
+        return false;
+    // The accumulator is read and written once per output element: an
+    // input on the same buffer would see partial results.
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->get() == init.get())
+        return false;
+  }
+  return true;
+}
+
+/// An output that the body widens (`arith.extf`), combines with a max or a
+/// min, and narrows again (`arith.truncf`) to its own type: the result of a
+/// max or a min is one of its operands, so the narrowing is exact, and the
+/// accumulator may stay wide across the reduction and be narrowed once.
+struct WideAccumulator {
+  Operation *widen = nullptr; // extf of the output's block argument
+  Value combined;             // the max or min, before the narrowing
+};
+
+std::optional<WideAccumulator> wideAccumulatorOf(linalg::LinalgOp op,
+                                                 unsigned output) {
+  Block *body = op.getBlock();
+  BlockArgument acc = op.getRegionOutputArgs()[output];
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  auto widen = dyn_cast<arith::ExtFOp>(*acc.getUsers().begin());
+  auto narrow = body->getTerminator()
+                    ->getOperand(output)
+                    .getDefiningOp<arith::TruncFOp>();
+  if (!widen || !narrow || narrow.getType() != acc.getType() ||
+      narrow.getIn().getType() != widen.getType())
+    return std::nullopt;
+  Operation *combine = narrow.getIn().getDefiningOp();
+  if (!isa_and_nonnull<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+                       arith::MinNumFOp>(combine) ||
+      !llvm::is_contained(combine->getOperands(), widen.getResult()))
+    return std::nullopt;
+  return WideAccumulator{widen, narrow.getIn()};
+}
+
+/// Lanes of a reduction: independent accumulators over interleaved
+/// iterations of the innermost reduction loop, so that the combining ops do
+/// not wait on each other and LLVM can vectorize them, as every vectorized
+/// reduction (PyTorch's, a BLAS's) does.
+constexpr int64_t kReductionLanes = 8;
+
+/// The op that folds each iteration into output `output`'s accumulator when
+/// it is a sum, a product, a max or a min, reading the accumulator once and
+/// in its own type; null otherwise. A max or a min is exactly associative
+/// and commutative, NaNs included, so its lanes give the sequential result
+/// bit for bit; a sum or product in lanes is associated differently (8
+/// partial results, then their sum), the same way for any thread count.
+Operation *laneCombinerOf(linalg::LinalgOp op, unsigned output,
+                          const std::optional<WideAccumulator> &wide) {
+  Value acc = wide ? wide->widen->getResult(0)
+                   : Value(op.getRegionOutputArgs()[output]);
+  Operation *combiner =
+      wide ? wide->combined.getDefiningOp()
+           : op.getBlock()->getTerminator()->getOperand(output).getDefiningOp();
+  if (!isa_and_nonnull<arith::AddFOp, arith::MulFOp, arith::MaximumFOp,
+                       arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(
+          combiner) ||
+      !acc.hasOneUse() || *acc.getUsers().begin() != combiner ||
+      combiner->getResult(0).getType() != acc.getType())
+    return nullptr;
+  return combiner;
+}
+
+/// The value that leaves every other unchanged under `combiner`.
+Value laneIdentity(OpBuilder &b, Location loc, Operation *combiner) {
+  auto type = cast<FloatType>(combiner->getResult(0).getType());
+  const llvm::fltSemantics &semantics = type.getFloatSemantics();
+  // -0 + x is x for every x, -0 included (+0 + -0 would be +0).
+  APFloat identity =
+      isa<arith::AddFOp>(combiner)       ? APFloat::getZero(semantics, true)
+      : isa<arith::MulFOp>(combiner)     ? APFloat::getOne(semantics)
+      : isa<arith::MaximumFOp>(combiner) ? APFloat::getInf(semantics, true)
+      : isa<arith::MinimumFOp>(combiner) ? APFloat::getInf(semantics, false)
+                                         : APFloat::getQNaN(semantics);
+  return arith::ConstantFloatOp::create(b, loc, type, identity);
+}
+
+/// Fewest iterations of a kernel's outer, parallel loop: its leading
+/// parallel loops are collapsed into one until their product reaches it, so
+/// that a batch of 1 or 12 heads still gives every thread work, and the
+/// loops inside keep their static trip counts for LLVM to vectorize.
+constexpr int64_t kMinOuterIterations = 64;
+
+/// How many leading parallel loops of `op` its outer loop collapses, and
+/// that loop's iterations.
+std::pair<unsigned, int64_t> collapsedOuterLoop(linalg::LinalgOp op,
+                                                const ParallelShape &shape) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numCollapsed = 0;
+  int64_t iterations = 1;
+  while (numCollapsed < shape.numParallel && iterations < kMinOuterIterations)
+    iterations *= ranges[numCollapsed++];
+  return {numCollapsed, iterations};
+}
+
+/// Lowers `op`, elementwise (only parallel loops) or a row reduction
+/// (isRowReduction), to loops: a one-dimensional scf.parallel over its
+/// leading parallel loops collapsed, scf.for over the other parallel loops,
+/// then, for a reduction, the output elements loaded once, carried through
+/// an scf.for nest over the reduction loops as iteration arguments, and
+/// stored once. linalg's own lowering loads and stores the output element
+/// on every iteration of a reduction: a dependence through memory that LLVM
+/// can neither keep in a register nor vectorize unless it proves the
+/// buffers apart.
+scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
+                            const ParallelShape &shape) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numParallel = shape.numParallel;
+  auto index = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto indicesOf = [&](OpBuilder &b, AffineMap map, ValueRange dims) {
+    SmallVector<Value> indices;
+    for (unsigned result = 0; result < map.getNumResults(); ++result) {
+      AffineExpr expr = map.getResult(result);
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        indices.push_back(dims[dim.getPosition()]);
+      else
+        indices.push_back(affine::AffineApplyOp::create(
+            b, loc, map.getSubMap({result}), dims));
+    }
+    return indices;
+  };
+
+  auto [numCollapsed, outerIterations] = collapsedOuterLoop(op, shape);
+  auto parallel =
+      scf::ParallelOp::create(rewriter, loc, ValueRange{index(rewriter, 0)},
+                              ValueRange{index(rewriter, outerIterations)},
+                              ValueRange{index(rewriter, 1)});
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(parallel.getBody());
+  // The collapsed loops' indices, outermost first.
+  SmallVector<Value> dims(numCollapsed);
+  Value rest = parallel.getInductionVars().front();
+  for (unsigned dim = numCollapsed; dim-- > 1;) {
+    Value extent = index(rewriter, ranges[dim]);
+    dims[dim] = arith::RemUIOp::create(rewriter, loc, rest, extent);
+    rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
+  }
+  dims[0] = rest;
+
+  Block *body = op.getBlock();
+  unsigned numOutputs = op.getNumDpsInits();
+  bool reduction = numParallel < op.getNumLoops();
+  SmallVector<std::optional<WideAccumulator>> wide(numOutputs);
+  if (reduction)
+    for (unsigned output = 0; output < numOutputs; ++output)
+      wide[output] = wideAccumulatorOf(op, output);
+
+  // The payload at `allDims` with the outputs' block arguments (or, for a
+  // wide accumulator, their widening) standing for `outputs`: the values it
+  // yields.
+  auto emitPayload = [&](OpBuilder &b, ValueRange allDims, ValueRange outputs) {
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value value = input->get();
+      if (isa<MemRefType>(value.getType()))
+        value = memref::LoadOp::create(
+            b, loc, value,
+            indicesOf(b, op.getMatchingIndexingMap(input), allDims));
+      mapping.map(op.getMatchingBlockArgument(input), value);
+    }
+    for (unsigned output = 0; output < numOutputs; ++output) {
+      if (!outputs[output])
+        continue;
+      if (wide[output])
+        mapping.map(wide[output]->widen->getResult(0), outputs[output]);
+      else
+        mapping.map(op.getRegionOutputArgs()[output], outputs[output]);
+    }
+    for (Operation &payload : body->without_terminator()) {
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(payload)) {
+        mapping.map(indexOp.getResult(), allDims[indexOp.getDim()]);
+        continue;
+      }
+      if (llvm::any_of(
+              wide, [&](const auto &w) { return w && w->widen == &payload; }))
+        continue;
+      b.clone(payload, mapping);
+    }
+    SmallVector<Value> yielded;
+    for (unsigned output = 0; output < numOutputs; ++output)
+      yielded.push_back(mapping.lookupOrDefault(
+          wide[output] ? wide[output]->combined
+                       : body->getTerminator()->getOperand(output)));
+    return yielded;
+  };
+
+  // A max or min reduction over the innermost loop (extent `extent`) in
+  // kReductionLanes accumulators per output: lane u takes the iterations
+  // u, u + lanes, ...; the lanes are then folded together and the
+  // iterations past the last whole group of lanes run on that.
+  auto reduceInLanes = [&](OpBuilder &b, ValueRange outerDims,
+                           ValueRange outputs, ArrayRef<Operation *> combiners,
+                           int64_t extent) {
+    int64_t whole = extent - extent % kReductionLanes;
+    SmallVector<Value> laneInit;
+    for (unsigned output = 0; output < numOutputs; ++output)
+      for (int64_t lane = 0; lane < kReductionLanes; ++lane)
+        laneInit.push_back(lane == 0 ? outputs[output]
+                                     : laneIdentity(b, loc, combiners[output]));
+    auto grouped = scf::ForOp::create(
+        b, loc, index(b, 0), index(b, whole), index(b, kReductionLanes),
+        laneInit, [&](OpBuilder &inner, Location, Value iv, ValueRange accs) {
+          SmallVector<Value> next(accs.size());
+          for (int64_t lane = 0; lane < kReductionLanes; ++lane) {
+            SmallVector<Value> allDims(outerDims);
+            allDims.push_back(
+                arith::AddIOp::create(inner, loc, iv, index(inner, lane)));
+            SmallVector<Value> laneAccs;
+            for (unsigned output = 0; output < numOutputs; ++output)
+              laneAccs.push_back(accs[output * kReductionLanes + lane]);
+            SmallVector<Value> laneResults =
+                emitPayload(inner, allDims, laneAccs);
+            for (unsigned output = 0; output < numOutputs; ++output)
+              next[output * kReductionLanes + lane] = laneResults[output];
+          }
+          scf::YieldOp::create(inner, loc, next);
+        });
+    SmallVector<Value> folded;
+    for (unsigned output = 0; output < numOutputs; ++output) {
+      Value acc = grouped.getResult(output * kReductionLanes);
+      for (int64_t lane = 1; lane < kReductionLanes; ++lane) {
+        IRMapping mapping;
+        mapping.map(combiners[output]->getOperand(0), acc);
+        mapping.map(combiners[output]->getOperand(1),
+                    grouped.getResult(output * kReductionLanes + lane));
+        acc = b.clone(*combiners[output], mapping)->getResult(0);
+      }
+      folded.push_back(acc);
+    }
+    if (whole == extent)
+      return folded;
+    auto rest = scf::ForOp::create(
+        b, loc, index(b, whole), index(b, extent), index(b, 1), folded,
+        [&](OpBuilder &inner, Location, Value iv, ValueRange accs) {
+          SmallVector<Value> allDims(outerDims);
+          allDims.push_back(iv);
+          scf::YieldOp::create(inner, loc, emitPayload(inner, allDims, accs));
+        });
+    return SmallVector<Value>(rest.getResults());
+  };
+
+  // The parallel loops not collapsed, then the body at each of their points.
+  SmallVector<Value> lbs, ubs, steps;
+  for (unsigned dim = numCollapsed; dim < numParallel; ++dim) {
+    lbs.push_back(index(rewriter, 0));
+    ubs.push_back(index(rewriter, ranges[dim]));
+    steps.push_back(index(rewriter, 1));
+  }
+  scf::buildLoopNest(
+      rewriter, loc, lbs, ubs, steps,
+      [&](OpBuilder &b, Location, ValueRange innerParallel) {
+        SmallVector<Value> outerDims(dims);
+        llvm::append_range(outerDims, innerParallel);
+        // Output maps do not use the reduction loops: any value stands in.
+        SmallVector<Value> outputDims(outerDims);
+        outputDims.resize(op.getNumLoops(), index(b, 0));
+        SmallVector<Value> outputs(numOutputs);
+        for (unsigned output = 0; output < numOutputs; ++output) {
+          OpOperand *init = op.getDpsInitOperand(output);
+          // An elementwise op that only writes its output never loads it.
+          if (!reduction && op.getRegionOutputArgs()[output].use_empty())
+            continue;
+          outputs[output] = memref::LoadOp::create(
+              b, loc, init->get(),
+              indicesOf(b, op.getMatchingIndexingMap(init), outputDims));
+          if (wide[output])
+            outputs[output] = arith::ExtFOp::create(
+                b, loc, wide[output]->combined.getType(), outputs[output]);
+        }
+        SmallVector<Value> results;
+        if (!reduction) {
+          results = emitPayload(b, outerDims, outputs);
+        } else {
+          SmallVector<Value> redLbs, redUbs, redSteps;
+          for (unsigned dim = numParallel; dim < op.getNumLoops(); ++dim) {
+            redLbs.push_back(index(b, 0));
+            redUbs.push_back(index(b, ranges[dim]));
+            redSteps.push_back(index(b, 1));
+          }
+          SmallVector<Operation *> combiners;
+          for (unsigned output = 0; output < numOutputs; ++output)
+            combiners.push_back(laneCombinerOf(op, output, wide[output]));
+          int64_t extent = ranges.back();
+          bool lanes = redLbs.size() == 1 && extent >= 2 * kReductionLanes &&
+                       llvm::all_of(combiners, [](Operation *c) { return c; });
+          if (!lanes) {
+            results = scf::buildLoopNest(
+                          b, loc, redLbs, redUbs, redSteps, outputs,
+                          [&](OpBuilder &inner, Location, ValueRange redDims,
+                              ValueRange accs) -> scf::ValueVector {
+                            SmallVector<Value> allDims(outerDims);
+                            llvm::append_range(allDims, redDims);
+                            return emitPayload(inner, allDims, accs);
+                          })
+                          .results;
+          } else {
+            results = reduceInLanes(b, outerDims, outputs, combiners, extent);
+          }
+        }
+        for (unsigned output = 0; output < numOutputs; ++output) {
+          OpOperand *init = op.getDpsInitOperand(output);
+          Value value = results[output];
+          if (wide[output])
+            value = arith::TruncFOp::create(
+                b, loc,
+                cast<MemRefType>(init->get().getType()).getElementType(),
+                value);
+          memref::StoreOp::create(
+              b, loc, value, init->get(),
+              indicesOf(b, op.getMatchingIndexingMap(init), outputDims));
+        }
+      });
+  return parallel;
+}
+
+/// Side of the square tiles a permuting kernel is cut into: 16 x 16
+/// elements of each of its two conflicting loops (with every other loop
+/// whole) touch at most a few hundred cache lines of either operand.
+constexpr int64_t kPermuteTile = 16;
+
+/// A loop shorter than this is left whole inside a tile.
+constexpr int64_t kMinTiledExtent = 8;
+
+/// The two loops of an elementwise `op` to cut into tiles, when one operand
+/// walks memory along a loop that another strides across: a transpose (a
+/// filter moved between layouts, the turned filter of a convolution's input
+/// gradient), which in its own loop order reads one element per cache line,
+/// and one page per
+/// element once the stride passes 4 KiB. Each operand's fast loop is the
+/// one along which its elements are closest in memory (among loops of at
+/// least kMinTiledExtent iterations); the output's and an input's differ,
+/// and each strides the other operand by a cache line or more. The inputs
+/// are the op's, and the buffers its body loads from with indices that are
+/// its loops'. None when the maps are not plain dimensions or a layout is
+/// not strided.
+std::optional<std::pair<unsigned, unsigned>>
+conflictingLoops(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  // Elements between consecutive iterations of each loop in a memref
+  // indexed, dimension by dimension, by the given loop (none: an index the
+  // loops do not move).
+  auto loopStrides = [&](Type type, ArrayRef<std::optional<unsigned>> loops)
+      -> std::optional<SmallVector<int64_t>> {
+    auto memref = dyn_cast<MemRefType>(type);
+    SmallVector<int64_t> memoryStrides;
+    int64_t offset;
+    if (!memref || failed(memref.getStridesAndOffset(memoryStrides, offset)))
+      return std::nullopt;
+    SmallVector<int64_t> strides(ranges.size(), 0);
+    for (auto [dim, loop] : llvm::enumerate(loops)) {
+      if (!loop)
+        continue;
+      if (ShapedType::isDynamic(memoryStrides[dim]))
+        return std::nullopt;
+      strides[*loop] += memoryStrides[dim];
+    }
+    return strides;
+  };
+  auto stridesOf =
+      [&](OpOperand &operand) -> std::optional<SmallVector<int64_t>> {
+    SmallVector<std::optional<unsigned>> loops;
+    for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        return std::nullopt;
+      loops.push_back(dim.getPosition());
+    }
+    return loopStrides(operand.get().getType(), loops);
+  };
+  // A load in the body from a buffer defined outside it (the turned filter
+  // of a convolution's input gradient reads the filter at (KH - 1 - kh,
+  // KW - 1 - kw, f, c)): each index a loop's (linalg.index), a constant
+  // minus one, or invariant.
+  Block *body = op.getBlock();
+  auto loopOfIndex =
+      [&](Value index) -> std::optional<std::optional<unsigned>> {
+    if (index.getParentBlock() != body)
+      return std::optional<unsigned>();
+    if (auto sub = index.getDefiningOp<arith::SubIOp>();
+        sub && sub.getLhs().getParentBlock() != body)
+      index = sub.getRhs();
+    if (auto loop = index.getDefiningOp<linalg::IndexOp>())
+      return std::optional<unsigned>(loop.getDim());
+    return std::nullopt;
+  };
+  SmallVector<SmallVector<int64_t>> inputStrides;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType()))
+      continue;
+    std::optional<SmallVector<int64_t>> strides = stridesOf(*input);
+    if (!strides)
+      return std::nullopt;
+    inputStrides.push_back(*strides);
+  }
+  for (auto load : body->getOps<memref::LoadOp>()) {
+    if (load.getMemRef().getParentBlock() == body)
+      continue;
+    SmallVector<std::optional<unsigned>> loops;
+    for (Value index : load.getIndices()) {
+      std::optional<std::optional<unsigned>> loop = loopOfIndex(index);
+      if (!loop)
+        return std::nullopt;
+      loops.push_back(*loop);
+    }
+    std::optional<SmallVector<int64_t>> strides =
+        loopStrides(load.getMemRef().getType(), loops);
+    if (!strides)
+      return std::nullopt;
+    inputStrides.push_back(*strides);
+  }
+  auto fastLoop = [&](ArrayRef<int64_t> strides) -> std::optional<unsigned> {
+    std::optional<unsigned> fast;
+    for (auto [loop, stride] : llvm::enumerate(strides))
+      if (stride > 0 && ranges[loop] >= kMinTiledExtent &&
+          (!fast || stride < strides[*fast]))
+        fast = loop;
+    return fast;
+  };
+  // Elements per 64-byte cache line, at 4 bytes or fewer an element.
+  constexpr int64_t kLineElements = 16;
+  std::optional<SmallVector<int64_t>> outputStrides =
+      stridesOf(*op.getDpsInitOperand(0));
+  if (!outputStrides)
+    return std::nullopt;
+  std::optional<unsigned> outputLoop = fastLoop(*outputStrides);
+  if (!outputLoop)
+    return std::nullopt;
+  for (ArrayRef<int64_t> strides : inputStrides) {
+    std::optional<unsigned> inputLoop = fastLoop(strides);
+    if (inputLoop && *inputLoop != *outputLoop &&
+        strides[*outputLoop] >= kLineElements &&
+        (*outputStrides)[*inputLoop] >= kLineElements)
+      return std::make_pair(*outputLoop, *inputLoop);
+  }
+  return std::nullopt;
+}
+
+struct RecastKernelLoopsPass
+    : public recast::impl::RecastKernelLoopsPassBase<RecastKernelLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    int64_t minWork = std::max<int64_t>(minBlockWork, 1);
+
+    SmallVector<std::pair<linalg::LinalgOp, ParallelShape>> kernels;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr(recast::RecastDialect::kKernelAttrName))
+        continue;
+      func.walk([&](linalg::LinalgOp op) {
+        if (std::optional<ParallelShape> shape = parallelShapeOf(op))
+          kernels.emplace_back(op, *shape);
+      });
+    }
+
+    // Iterations of each scf.parallel in one block: an equal share per
+    // thread, but at least minWork points of the whole op.
+    llvm::DenseMap<Operation *, int64_t> blockSizes;
+    IRRewriter rewriter(context);
+    for (auto [op, shape] : kernels) {
+      if (std::optional<std::pair<unsigned, unsigned>> loops =
+              conflictingLoops(op)) {
+        // Tiles of both loops, each a parallel iteration (and a block of
+        // them per thread); inside a tile the op keeps its loop order.
+        SmallVector<int64_t> tileSizes(op.getNumLoops(), 0);
+        tileSizes[loops->first] = kPermuteTile;
+        tileSizes[loops->second] = kPermuteTile;
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::TiledLinalgOp> tiled = linalg::tileLinalgOp(
+            rewriter, op,
+            linalg::LinalgTilingOptions().setTileSizes(tileSizes).setLoopType(
+                linalg::LinalgTilingLoopType::ParallelLoops));
+        if (failed(tiled))
+          continue;
+        rewriter.eraseOp(op);
+        ++numTiledPermutations;
+        SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+        int64_t tiles = llvm::divideCeil(ranges[loops->first], kPermuteTile) *
+                        llvm::divideCeil(ranges[loops->second], kPermuteTile);
+        auto loop = dyn_cast<scf::ParallelOp>(tiled->loops.front());
+        if (!loop || threads < 2 || shape.allIterations < 2 * minWork)
+          continue;
+        int64_t tileWork = shape.allIterations / tiles;
+        blockSizes[loop] =
+            std::max<int64_t>(llvm::divideCeil(tiles, int64_t(threads)),
+                              llvm::divideCeil(minWork, tileWork));
+        ++numParallelKernels;
+        continue;
+      }
+      bool rowReduction = isRowReduction(op, shape);
+      // Elementwise ops and row reductions only: another reduction would
+      // need its partial results.
+      bool elementwise = shape.numParallel == op.getNumLoops();
+      bool split = (elementwise || rowReduction) && threads >= 2 &&
+                   shape.parallelIterations >= 2 &&
+                   shape.allIterations >= 2 * minWork;
+      if (!rowReduction && !split)
+        continue;
+      int64_t outerIterations = collapsedOuterLoop(op, shape).second;
+      rewriter.setInsertionPoint(op);
+      scf::ParallelOp loop = lowerKernel(rewriter, op, shape);
+      if (rowReduction)
+        ++numRowReductions;
+      rewriter.eraseOp(op);
+      if (!split)
+        continue;
+      int64_t innerWork = shape.allIterations / outerIterations;
+      int64_t perThread = llvm::divideCeil(outerIterations, int64_t(threads));
+      blockSizes[loop] =
+          std::max<int64_t>(perThread, llvm::divideCeil(minWork, innerWork));
+      ++numParallelKernels;
+    }
+    if (blockSizes.empty())
+      return;
+
+    RewritePatternSet patterns(context);
+    async::populateAsyncParallelForPatterns(
+        patterns, /*asyncDispatch=*/true, threads,
+        [&](ImplicitLocOpBuilder builder, scf::ParallelOp loop) -> Value {
+          auto found = blockSizes.find(loop);
+          int64_t size = found == blockSizes.end() ? 1 : found->second;
+          return arith::ConstantIndexOp::create(builder, size);
+        });
+    // Only the loops made here: anything else is left as it came.
+    SmallVector<Operation *> loops =
+        llvm::to_vector(llvm::make_first_range(blockSizes));
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(loops, std::move(patterns), config)))
+      return signalPassFailure();
+
+    // Each block's loops are called from the kernel (one block), the
+    // dispatch (the caller's block) and the async tasks: inlined, LLVM
+    // would optimize and vectorize them three times over.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.getSymName().starts_with("parallel_compute_fn"))
+        func->setAttr(
+            "passthrough",
+            ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
+  }
+};
+
+} // namespace
