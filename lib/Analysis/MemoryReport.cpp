@@ -61,138 +61,75 @@ mlir::recast::getAliasedOperand(OpResult result,
   return nullptr;
 }
 
-MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
-  Region &body = func.getFunctionBody();
-  if (body.empty())
-    return;
-  if (!body.hasOneBlock()) {
-    func.emitError() << "memory report needs a single-block function body";
-    hasFailed = true;
-    return;
-  }
-  Block &block = body.front();
-  DenseMap<Operation *, int64_t> stepOf;
-  for (Operation &op : block) {
-    stepOf[&op] = steps.size();
-    steps.push_back(&op);
-  }
-  int64_t lastStep = int64_t(steps.size()) - 1;
-  TrainingStepParts parts(func);
-  auto getKind = [&](OpResult result) {
-    if (!parts.isTrainingStep())
-      return ValueKind::Activation;
-    if (parts.isForward(result.getOwner()))
-      return parts.isParamCopy(result) ? ValueKind::ParamCopy
-                                       : ValueKind::Activation;
-    return parts.isGradient(result) ? ValueKind::Gradient
-                                    : ValueKind::Temporary;
-  };
+namespace {
 
-  // The result an init operand is written into: a destination-passing op's
-  // tied result, or an scf.for's loop-carried value (the scatter-add loops
-  // of autodiff), which bufferization writes in place of its init.
-  auto getTiedResult = [](OpOperand &use) -> OpResult {
-    Operation *user = use.getOwner();
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(user))
-      return dps.isDpsInit(&use) ? dps.getTiedOpResult(&use) : OpResult();
-    if (auto loop = dyn_cast<scf::ForOp>(user))
-      if (use.getOperandNumber() >= loop.getNumControlOperands())
-        return loop->getResult(use.getOperandNumber() -
-                               loop.getNumControlOperands());
-    return OpResult();
-  };
-  // Whether every use of `value` by `user` is as an init that a result of
-  // the same size is written into: bufferization then reuses the init's
-  // buffer for the result, so the two are one buffer at that step.
-  auto onlyTiedInit = [&](Value value, Operation *user) {
-    if (!isa<DestinationStyleOpInterface, scf::ForOp>(user))
-      return false;
-    for (OpOperand &use : value.getUses()) {
-      if (use.getOwner() == user) {
-        OpResult tied = getTiedResult(use);
-        if (!tied ||
-            getTensorBytes(tied.getType()) != getTensorBytes(value.getType()))
-          return false;
-      } else if (user->isAncestor(use.getOwner())) {
+/// The result an init operand is written into: a destination-passing op's
+/// tied result, or an scf.for's loop-carried value (the scatter-add loops
+/// of autodiff), which bufferization writes in place of its init.
+OpResult getTiedResult(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(user))
+    return dps.isDpsInit(&use) ? dps.getTiedOpResult(&use) : OpResult();
+  if (auto loop = dyn_cast<scf::ForOp>(user))
+    if (use.getOperandNumber() >= loop.getNumControlOperands())
+      return loop->getResult(use.getOperandNumber() -
+                             loop.getNumControlOperands());
+  return OpResult();
+}
+
+/// Whether every use of `value` by `user` is as an init that a result of the
+/// same size is written into: bufferization then reuses the init's buffer
+/// for the result, so the two are one buffer at that step.
+bool isOnlyTiedInit(Value value, Operation *user) {
+  if (!isa<DestinationStyleOpInterface, scf::ForOp>(user))
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    if (use.getOwner() == user) {
+      OpResult tied = getTiedResult(use);
+      if (!tied ||
+          getTensorBytes(tied.getType()) != getTensorBytes(value.getType()))
         return false;
-      }
+    } else if (user->isAncestor(use.getOwner())) {
+      return false;
     }
-    return true;
-  };
-  auto lastUse = [&](Value value, int64_t defStep) {
-    int64_t last = defStep;
-    for (OpOperand &use : value.getUses())
-      if (Operation *user = block.findAncestorOpInBlock(*use.getOwner()))
-        last = std::max(last, stepOf.lookup(user));
-    return last;
-  };
+  }
+  return true;
+}
 
-  // Buffers: every value either owns one or is an alias of another value's
-  // (a view, an in-place write), whose buffer then lives as long as the
-  // longest-lived of its aliases. `bufferOf` maps a value to the index of
-  // the value owning its buffer, `aliasesOf` lists each buffer's values and
-  // `ownLastUse` keeps each value's last use before that extension.
-  DenseMap<Value, size_t> indexOf;
-  SmallVector<size_t> bufferOf;
-  SmallVector<int64_t> ownLastUse;
-  DenseMap<size_t, SmallVector<size_t>> aliasesOf;
-  DenseSet<Value> views;
-  auto isView = [&](Value value) { return views.contains(value); };
-  // The buffer `result` is written into in place: that of the init tied to
-  // it, when every value of that buffer dies at this op and the op reads the
-  // buffer only through that init.
-  auto inPlaceBuffer = [&](OpResult result,
-                           int64_t step) -> std::optional<size_t> {
-    Value init;
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
-      init = dps.getDpsInitOperand(result.getResultNumber())->get();
-    else if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
-      init = loop.getInitArgs()[result.getResultNumber()];
-    else
-      return std::nullopt;
-    auto it = indexOf.find(init);
-    if (it == indexOf.end() || init.getDefiningOp<tensor::EmptyOp>() ||
-        !isa<OpResult>(init) || !onlyTiedInit(init, result.getOwner()))
-      return std::nullopt;
-    size_t buffer = bufferOf[it->second];
-    for (size_t alias : aliasesOf[buffer])
-      if (ownLastUse[alias] > step ||
-          (ownLastUse[alias] == step && alias != it->second))
-        return std::nullopt;
-    return buffer;
-  };
-  auto addValue = [&](Value value, ValueKind kind, int64_t defStep,
-                      Operation *where) -> bool {
+} // namespace
+
+/// Buffers as one-shot bufferization makes them: every value either owns
+/// one or is an alias of another value's (a view, an in-place write), whose
+/// buffer then lives as long as the longest-lived of its aliases.
+class MemoryReport::BufferTable {
+public:
+  BufferTable(MemoryReport &report, Block &block)
+      : report(report), block(block) {
+    for (auto [step, op] : llvm::enumerate(report.steps))
+      stepOf[op] = step;
+  }
+
+  /// Adds `value`, defined at `defStep` (-1 for an argument), with its own
+  /// buffer or as an alias of the buffer it shares. False, with an error at
+  /// `where` (or the function), for a tensor of unknown size.
+  bool addValue(Value value, ValueKind kind, int64_t defStep,
+                Operation *where) {
     std::optional<int64_t> bytes = getTensorBytes(value.getType());
     if (!bytes) {
-      InFlightDiagnostic diag = where ? where->emitError() : func.emitError();
+      InFlightDiagnostic diag =
+          where ? where->emitError() : report.func.emitError();
       diag << "memory report " << describeUnsizedTensor(value.getType());
-      hasFailed = true;
       return false;
     }
     if (!isa<TensorType>(value.getType()))
       return true;
+    SmallVector<ValueInfo> &values = report.values;
     size_t index = values.size();
-    int64_t last = isa<OpResult>(value) ? lastUse(value, defStep) : lastStep;
+    int64_t last = isa<OpResult>(value) ? lastUse(value, defStep)
+                                        : int64_t(report.steps.size()) - 1;
     std::optional<size_t> buffer;
-    if (auto result = dyn_cast<OpResult>(value)) {
-      // A view (a slice, a reshape, a write into a view) is its source's
-      // buffer, which it keeps alive.
-      if (OpOperand *source = getAliasedOperand(result, isView)) {
-        if (auto it = indexOf.find(source->get()); it != indexOf.end()) {
-          buffer = bufferOf[it->second];
-          views.insert(value);
-        }
-      } else if (isWrittenIntoDyingArgument(result)) {
-        // The argument's buffer, counted already.
-        buffer =
-            indexOf.lookup(cast<DestinationStyleOpInterface>(result.getOwner())
-                               .getDpsInitOperand(result.getResultNumber())
-                               ->get());
-      } else {
-        buffer = inPlaceBuffer(result, defStep);
-      }
-    }
+    if (auto result = dyn_cast<OpResult>(value))
+      buffer = getSharedBuffer(result, defStep);
     // An empty tensor has no contents to hold: the op that writes into it
     // owns the buffer.
     if (buffer || value.getDefiningOp<tensor::EmptyOp>())
@@ -205,45 +142,154 @@ MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
     ValueInfo &owner = values[bufferOf.back()];
     owner.lastUseStep = std::max(owner.lastUseStep, last);
     return true;
-  };
+  }
 
+  /// The index of the value owning the buffer of value `index`.
+  size_t getBufferOwner(size_t index) const { return bufferOf[index]; }
+
+private:
+  int64_t lastUse(Value value, int64_t defStep) const {
+    int64_t last = defStep;
+    for (OpOperand &use : value.getUses())
+      if (Operation *user = block.findAncestorOpInBlock(*use.getOwner()))
+        last = std::max(last, stepOf.lookup(user));
+    return last;
+  }
+
+  /// The buffer `result` shares with a value added before, if any.
+  std::optional<size_t> getSharedBuffer(OpResult result, int64_t step) {
+    // A view (a slice, a reshape, a write into a view) is its source's
+    // buffer, which it keeps alive.
+    auto isView = [&](Value value) { return views.contains(value); };
+    if (OpOperand *source = getAliasedOperand(result, isView)) {
+      auto it = indexOf.find(source->get());
+      if (it == indexOf.end())
+        return std::nullopt;
+      views.insert(result);
+      return bufferOf[it->second];
+    }
+    // The argument's buffer, counted already.
+    if (isWrittenIntoDyingArgument(result))
+      return indexOf.lookup(cast<DestinationStyleOpInterface>(result.getOwner())
+                                .getDpsInitOperand(result.getResultNumber())
+                                ->get());
+    return getInPlaceBuffer(result, step);
+  }
+
+  /// The buffer `result` is written into in place: that of the init tied to
+  /// it, when every value of that buffer dies at this op and the op reads
+  /// the buffer only through that init.
+  std::optional<size_t> getInPlaceBuffer(OpResult result, int64_t step) {
+    Value init;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
+      init = dps.getDpsInitOperand(result.getResultNumber())->get();
+    else if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
+      init = loop.getInitArgs()[result.getResultNumber()];
+    else
+      return std::nullopt;
+    auto it = indexOf.find(init);
+    if (it == indexOf.end() || init.getDefiningOp<tensor::EmptyOp>() ||
+        !isa<OpResult>(init) || !isOnlyTiedInit(init, result.getOwner()))
+      return std::nullopt;
+    size_t buffer = bufferOf[it->second];
+    for (size_t alias : aliasesOf[buffer])
+      if (ownLastUse[alias] > step ||
+          (ownLastUse[alias] == step && alias != it->second))
+        return std::nullopt;
+    return buffer;
+  }
+
+  MemoryReport &report;
+  Block &block;
+  DenseMap<Operation *, int64_t> stepOf;
+  /// Each value's index in the report's values.
+  DenseMap<Value, size_t> indexOf;
+  /// Per value: the index of the value owning its buffer, and its own last
+  /// use before its buffer's aliases extended it.
+  SmallVector<size_t> bufferOf;
+  SmallVector<int64_t> ownLastUse;
+  /// Per buffer owner: the values of the buffer.
+  DenseMap<size_t, SmallVector<size_t>> aliasesOf;
+  DenseSet<Value> views;
+};
+
+MemoryReport::MemoryReport(FunctionOpInterface func) : func(func) {
+  Region &body = func.getFunctionBody();
+  if (body.empty())
+    return;
+  if (!body.hasOneBlock()) {
+    func.emitError() << "memory report needs a single-block function body";
+    hasFailed = true;
+    return;
+  }
+  for (Operation &op : body.front())
+    steps.push_back(&op);
+  TrainingStepParts parts(func);
+  BufferTable buffers(*this, body.front());
+  if (!addValues(parts, buffers)) {
+    hasFailed = true;
+    return;
+  }
+  if (parts.isTrainingStep())
+    findSavedForBackward(parts, buffers);
+  sweepLiveBytes();
+}
+
+bool MemoryReport::addValues(const TrainingStepParts &parts,
+                             BufferTable &buffers) {
+  Block &block = func.getFunctionBody().front();
   for (BlockArgument arg : block.getArguments()) {
     bool isParam = func.getArgAttr(arg.getArgNumber(),
                                    RecastDialect::kParamAttrName) != nullptr;
-    if (!addValue(arg, isParam ? ValueKind::Param : ValueKind::Input, -1,
-                  nullptr))
-      return;
+    if (!buffers.addValue(arg, isParam ? ValueKind::Param : ValueKind::Input,
+                          -1, nullptr))
+      return false;
   }
+  auto getKind = [&](OpResult result) {
+    if (!parts.isTrainingStep())
+      return ValueKind::Activation;
+    if (parts.isForward(result.getOwner()))
+      return parts.isParamCopy(result) ? ValueKind::ParamCopy
+                                       : ValueKind::Activation;
+    return parts.isGradient(result) ? ValueKind::Gradient
+                                    : ValueKind::Temporary;
+  };
   for (auto [step, op] : llvm::enumerate(steps))
-    for (Value result : op->getResults())
-      if (!addValue(result, getKind(cast<OpResult>(result)), step, op))
-        return;
+    for (OpResult result : op->getResults())
+      if (!buffers.addValue(result, getKind(result), step, op))
+        return false;
+  return true;
+}
 
-  // What the forward hands the backward: the buffers of the activations and
-  // parameter copies an op outside the forward reads (a view read there
-  // saves its source).
-  if (parts.isTrainingStep()) {
-    trainingStep = true;
-    auto isSaved = [](ValueKind kind) {
-      return kind == ValueKind::Activation || kind == ValueKind::ParamCopy;
-    };
-    llvm::SetVector<size_t> saved;
-    for (auto [index, info] : llvm::enumerate(values))
-      if (isSaved(info.kind) && isSaved(values[bufferOf[index]].kind) &&
-          parts.isReadByBackward(info.value))
-        saved.insert(bufferOf[index]);
-    for (size_t owner : saved) {
-      (values[owner].kind == ValueKind::ParamCopy ? savedParamCopyBytes
-                                                  : savedActivationBytes) +=
-          values[owner].bytes;
-      savedForBackward.push_back(owner);
-    }
-    llvm::stable_sort(savedForBackward, [&](size_t a, size_t b) {
-      return values[a].bytes > values[b].bytes;
-    });
+/// What the forward hands the backward: the buffers of the activations and
+/// parameter copies an op outside the forward reads (a view read there
+/// saves its source).
+void MemoryReport::findSavedForBackward(const TrainingStepParts &parts,
+                                        const BufferTable &buffers) {
+  trainingStep = true;
+  auto isSaved = [](ValueKind kind) {
+    return kind == ValueKind::Activation || kind == ValueKind::ParamCopy;
+  };
+  llvm::SetVector<size_t> saved;
+  for (auto [index, info] : llvm::enumerate(values)) {
+    size_t owner = buffers.getBufferOwner(index);
+    if (isSaved(info.kind) && isSaved(values[owner].kind) &&
+        parts.isReadByBackward(info.value))
+      saved.insert(owner);
   }
+  for (size_t owner : saved) {
+    (values[owner].kind == ValueKind::ParamCopy ? savedParamCopyBytes
+                                                : savedActivationBytes) +=
+        values[owner].bytes;
+    savedForBackward.push_back(owner);
+  }
+  llvm::stable_sort(savedForBackward, [&](size_t a, size_t b) {
+    return values[a].bytes > values[b].bytes;
+  });
+}
 
-  // Sweep: add each value's bytes over [max(def, 0), lastUse].
+/// Adds each value's bytes over [max(def, 0), lastUse] and finds the peak.
+void MemoryReport::sweepLiveBytes() {
   liveBytes.assign(steps.size() + 1, 0);
   for (const ValueInfo &info : values) {
     liveBytes[std::max<int64_t>(info.defStep, 0)] += info.bytes;

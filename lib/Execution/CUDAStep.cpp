@@ -221,29 +221,21 @@ static llvm::Error downloadMemRef(recast_device_t device,
   return llvm::Error::success();
 }
 
-llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
-  if (values.size() != args.size())
-    return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
-                                   args.size(), values.size()));
-  if (llvm::Error outOfRange = checkIndexBounds(args, values))
-    return std::move(outOfRange);
-  recast_set_current_device(device);
-  CopyBytes copies;
+llvm::Error CUDAStep::uploadInto(const HostTensor &value, DeviceBuffer &buffer,
+                                 CopyBytes &copies) {
+  size_t bytes = size_t(value.sizeInBytes());
+  void *ptr = nullptr;
+  if (recast_malloc(device, bytes, &ptr) != RECAST_OK)
+    return runtimeError("copying the arguments to the device");
+  buffer = {ptr, static_cast<char *>(ptr)};
+  if (recast_memcpy_to_device(device, ptr, value.data(), bytes) != RECAST_OK)
+    return runtimeError("copying the arguments to the device");
+  copies.toDevice += int64_t(bytes);
+  return llvm::Error::success();
+}
 
-  // Uploads `value` into a new block.
-  auto upload = [&](const HostTensor &value,
-                    DeviceBuffer &buffer) -> llvm::Error {
-    size_t bytes = size_t(value.sizeInBytes());
-    void *ptr = nullptr;
-    if (recast_malloc(device, bytes, &ptr) != RECAST_OK)
-      return runtimeError("copying the arguments to the device");
-    buffer = {ptr, static_cast<char *>(ptr)};
-    if (recast_memcpy_to_device(device, ptr, value.data(), bytes) != RECAST_OK)
-      return runtimeError("copying the arguments to the device");
-    copies.toDevice += int64_t(bytes);
-    return llvm::Error::success();
-  };
-
+llvm::Error CUDAStep::uploadArguments(MutableArrayRef<HostTensor> values,
+                                      CopyBytes &copies) {
   // The batch every call; the parameters and state at the first.
   if (deviceValues.empty())
     deviceValues.resize(args.size());
@@ -263,7 +255,7 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
     if (arg.role != ArgumentRole::Batch && hasDeviceValues)
       continue;
     if (!buffer.allocated) {
-      if (llvm::Error err = upload(value, buffer))
+      if (llvm::Error err = uploadInto(value, buffer, copies))
         return std::move(err);
       continue;
     }
@@ -274,7 +266,11 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
     copies.toDevice += int64_t(bytes);
   }
   hasDeviceValues = true;
+  return llvm::Error::success();
+}
 
+llvm::Error CUDAStep::invoke(MutableArrayRef<HostTensor> values,
+                             SmallVectorImpl<int64_t> &results) {
   SmallVector<SmallVector<int64_t>> descriptors;
   for (const StepArgument &arg : args) {
     HostTensor view = values[arg.position];
@@ -286,7 +282,7 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
   int64_t resultWords = 0;
   for (ArrayRef<int64_t> shape : resultShapes)
     resultWords += 3 + 2 * int64_t(shape.size());
-  SmallVector<int64_t> results(resultWords, 0);
+  results.assign(resultWords, 0);
   void *resultPtr = results.data();
   SmallVector<void *> descriptorPtrs;
   for (auto &descriptor : descriptors)
@@ -316,6 +312,21 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
       err = makeError(llvm::formatv("the step failed on the device ({0}): {1}",
                                     recast_status_name(status),
                                     recast_last_error()));
+  return err;
+}
+
+llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
+  if (values.size() != args.size())
+    return makeError(llvm::formatv("the step takes {0} arguments, got {1}",
+                                   args.size(), values.size()));
+  if (llvm::Error outOfRange = checkIndexBounds(args, values))
+    return std::move(outOfRange);
+  recast_set_current_device(device);
+  CopyBytes copies;
+  if (llvm::Error err = uploadArguments(values, copies))
+    return std::move(err);
+  SmallVector<int64_t> results;
+  llvm::Error err = invoke(values, results);
 
   // A step that ran its host code to the end (a kernel failed) filled in its
   // results; one that did not left them zero, and there is nothing to free.
@@ -394,7 +405,7 @@ llvm::Expected<double> CUDAStep::call(MutableArrayRef<HostTensor> values) {
           downloadMemRef(device, memref, arg.element, arg.shape, staged);
       copies.toHost += staged.sizeInBytes();
       if (!e)
-        e = upload(staged, buffer);
+        e = uploadInto(staged, buffer, copies);
       staged.release();
       if (e)
         return finish(std::move(e));

@@ -147,6 +147,62 @@ void writePlot(raw_ostream &os, const Problem &problem,
                 points);
 }
 
+/// One solve per budget ratio (a fraction of the baseline's peak); an
+/// infeasible budget is a row with the solver's reason.
+std::vector<SweepRow> solveSweep(const Problem &problem,
+                                 const Evaluation &baseline,
+                                 StringRef solverName, SolveOptions options,
+                                 ArrayRef<double> ratios) {
+  std::vector<SweepRow> rows;
+  for (double ratio : ratios) {
+    options.budget =
+        static_cast<uint64_t>(std::floor(ratio * double(baseline.peakBytes)));
+    SweepRow row{ratio, options.budget, std::nullopt, ""};
+    auto result = solve(problem, solverName, options);
+    if (result)
+      row.result = std::move(*result);
+    else
+      row.error = toString(result.takeError());
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// The memory vs recompute table of a sweep, one row per budget.
+void writeSweepTable(raw_ostream &output, const Problem &problem,
+                     const Evaluation &baseline, StringRef solverName,
+                     StringRef graphName, MemoryModel model,
+                     ArrayRef<SweepRow> rows) {
+  output << formatv("# {0}: {1} nodes, {2} edges; solver {3}; baseline peak "
+                    "{4} bytes, cost {5}; lower bound {6} bytes\n",
+                    graphName, problem.size(), problem.numEdges(), solverName,
+                    baseline.peakBytes, baseline.cost,
+                    peakLowerBound(problem, model));
+  output << formatv("{0,-6} {1,14} {2,14} {3,14} {4,9} {5,8} {6,10} {7}\n",
+                    "ratio", "budget_bytes", "peak_bytes", "cost", "overhead",
+                    "recomp", "solve_ms", "solver");
+  for (const SweepRow &row : rows) {
+    if (!row.result) {
+      output << formatv("{0,-6:f2} {1,14} infeasible: {2}\n", row.ratio,
+                        row.budget, row.error);
+      continue;
+    }
+    const SolveResult &result = *row.result;
+    std::string solverText = result.solver;
+    if (result.optimal)
+      solverText += " (optimal)";
+    else if (result.gap)
+      solverText += formatv(" (gap {0})", percent(*result.gap)).str();
+    output << formatv("{0,-6:f2} {1,14} {2,14} {3,14} {4,9} {5,8} {6,10:f1} "
+                      "{7}\n",
+                      row.ratio, row.budget, result.evaluation.peakBytes,
+                      result.evaluation.cost,
+                      percent(result.evaluation.cost / baseline.cost - 1),
+                      result.evaluation.recomputations,
+                      result.solveMilliseconds, solverText);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -259,50 +315,14 @@ int main(int argc, char **argv) {
   if (ratios.empty())
     for (int tenth = 10; tenth >= 1; --tenth)
       ratios.push_back(tenth / 10.0);
-  std::vector<SweepRow> rows;
-  for (double ratio : ratios) {
-    if (!(ratio > 0))
-      return fail("--sweep-ratios must be positive");
-    options.budget =
-        static_cast<uint64_t>(std::floor(ratio * double(baseline->peakBytes)));
-    SweepRow row{ratio, options.budget, std::nullopt, ""};
-    auto result = solve(*problem, solverName, options);
-    if (result)
-      row.result = std::move(*result);
-    else
-      row.error = toString(result.takeError());
-    rows.push_back(std::move(row));
-  }
-
-  output << formatv("# {0}: {1} nodes, {2} edges; solver {3}; baseline peak "
-                    "{4} bytes, cost {5}; lower bound {6} bytes\n",
-                    problem->name.empty() ? inputPath : problem->name,
-                    problem->size(), problem->numEdges(), solverName,
-                    baseline->peakBytes, baseline->cost,
-                    peakLowerBound(*problem, *model));
-  output << formatv("{0,-6} {1,14} {2,14} {3,14} {4,9} {5,8} {6,10} {7}\n",
-                    "ratio", "budget_bytes", "peak_bytes", "cost", "overhead",
-                    "recomp", "solve_ms", "solver");
-  for (SweepRow &row : rows) {
-    if (!row.result) {
-      output << formatv("{0,-6:f2} {1,14} infeasible: {2}\n", row.ratio,
-                        row.budget, row.error);
-      continue;
-    }
-    const SolveResult &result = *row.result;
-    std::string solverText = result.solver;
-    if (result.optimal)
-      solverText += " (optimal)";
-    else if (result.gap)
-      solverText += formatv(" (gap {0})", percent(*result.gap)).str();
-    output << formatv("{0,-6:f2} {1,14} {2,14} {3,14} {4,9} {5,8} {6,10:f1} "
-                      "{7}\n",
-                      row.ratio, row.budget, result.evaluation.peakBytes,
-                      result.evaluation.cost,
-                      percent(result.evaluation.cost / baseline->cost - 1),
-                      result.evaluation.recomputations,
-                      result.solveMilliseconds, solverText);
-  }
+  if (llvm::any_of(ratios, [](double ratio) { return !(ratio > 0); }))
+    return fail("--sweep-ratios must be positive");
+  std::vector<SweepRow> rows =
+      solveSweep(*problem, *baseline, solverName, options, ratios);
+  writeSweepTable(output, *problem, *baseline, solverName,
+                  problem->name.empty() ? StringRef(inputPath)
+                                        : StringRef(problem->name),
+                  *model, rows);
   if (!plotPath.empty()) {
     raw_fd_ostream plot(plotPath, ec, sys::fs::OF_Text);
     if (ec)

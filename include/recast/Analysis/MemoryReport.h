@@ -51,6 +51,8 @@ bool isWrittenIntoDyingArgument(OpResult result);
 OpOperand *getAliasedOperand(OpResult result,
                              llvm::function_ref<bool(Value)> isView);
 
+class TrainingStepParts;
+
 class MemoryReport {
 public:
   /// What a value is (PyTorch's memory profiler draws the same lines):
@@ -121,6 +123,15 @@ public:
   static StringRef getKindName(ValueKind kind);
 
 private:
+  class BufferTable;
+  /// The steps of the analysis, in order: every argument and result with
+  /// its kind and buffer (false on a tensor of unknown size), the buffers
+  /// the backward reads, the live bytes per step.
+  bool addValues(const TrainingStepParts &parts, BufferTable &buffers);
+  void findSavedForBackward(const TrainingStepParts &parts,
+                            const BufferTable &buffers);
+  void sweepLiveBytes();
+
   FunctionOpInterface func;
   bool hasFailed = false;
   SmallVector<Operation *> steps;

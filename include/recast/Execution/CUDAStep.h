@@ -108,6 +108,15 @@ private:
   SmallVector<std::pair<unsigned, SmallVector<char>>> uploadedScalars;
 
   void freeBlocks(ArrayRef<void *> blocks);
+  /// The steps of `call`: the batch (and at the first call the parameters
+  /// and state) to the device; the step run on the device, its result
+  /// memref descriptors in `results` (zero where it stopped early).
+  llvm::Error uploadArguments(MutableArrayRef<::recast::HostTensor> values,
+                              CopyBytes &copies);
+  llvm::Error uploadInto(const ::recast::HostTensor &value,
+                         DeviceBuffer &buffer, CopyBytes &copies);
+  llvm::Error invoke(MutableArrayRef<::recast::HostTensor> values,
+                     SmallVectorImpl<int64_t> &results);
 };
 
 } // namespace mlir::recast

@@ -142,6 +142,18 @@ private:
   void forgetAndErase(Operation *op);
   std::string describe(Value value) const;
 
+  /// The analyses `run` decides on, in order.
+  void findForward();
+  void findContractions();
+  DenseSet<Value> findParameterViews() const;
+  DenseSet<Operation *> findWeightGradients() const;
+  DenseSet<Operation *> findEndLayers() const;
+  /// Why `op` stays out of FP8, or empty when it is quantized.
+  std::string getKeptReason(Operation *op,
+                            const DenseSet<Value> &parameterViews,
+                            const DenseSet<Operation *> &weightGradients,
+                            const DenseSet<Operation *> &endLayers) const;
+
   mutable func::FuncOp func;
   const FP8Config &config;
   FP8FunctionReport &report;
@@ -151,6 +163,10 @@ private:
   DenseMap<Operation *, int64_t> opIndex;
   /// Values the loss depends on: the forward.
   DenseSet<Value> forward;
+  /// The contractions, as the policy classifies them, and the policy's
+  /// classification of those where it differs from the built-in one.
+  SmallVector<Operation *> contractions;
+  DenseMap<Operation *, PrecisionClassification> policyChoices;
   std::map<std::pair<const void *, const void *>, Site> sites;
   SmallVector<Site *> siteOrder;
 };
@@ -444,14 +460,16 @@ void FP8Rewriter::emitStateUpdates() {
   ret->setOperands(operands);
 }
 
-LogicalResult FP8Rewriter::run() {
-  Block &body = func.getBody().front();
-  int64_t index = 0;
-  for (Operation &op : body)
-    opIndex[&op] = index++;
+static std::optional<PrecisionClass> getPrecisionClass(Operation *op) {
+  auto precision = dyn_cast<PrecisionClassOpInterface>(op);
+  if (!precision)
+    return std::nullopt;
+  return precision.classifyPrecision().kind;
+}
 
-  // The forward: everything the loss (the first result) depends on.
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+/// The forward: everything the loss (the first result) depends on.
+void FP8Rewriter::findForward() {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   SmallVector<Value> worklist = {ret.getOperand(0)};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
@@ -460,20 +478,13 @@ LogicalResult FP8Rewriter::run() {
     if (Operation *def = value.getDefiningOp())
       llvm::append_range(worklist, getReadValues(def));
   }
+}
 
-  auto classOf = [](Operation *op) -> std::optional<PrecisionClass> {
-    auto precision = dyn_cast<PrecisionClassOpInterface>(op);
-    if (!precision)
-      return std::nullopt;
-    return precision.classifyPrecision().kind;
-  };
-
-  // The contractions, as the policy classifies them: one it takes out of
-  // the class stays FP32 (with the policy's rule as the reason), one it adds
-  // is a candidate like the built-in ones.
-  SmallVector<Operation *> contractions;
-  DenseMap<Operation *, PrecisionClassification> policyChoices;
-  for (Operation &op : body.without_terminator()) {
+/// The contractions, as the policy classifies them: one it takes out of the
+/// class stays FP32 (with the policy's rule as the reason), one it adds is a
+/// candidate like the built-in ones.
+void FP8Rewriter::findContractions() {
+  for (Operation &op : func.getBody().front().without_terminator()) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
     if (!linalgOp || !linalgOp.hasPureTensorSemantics() || !linalgOp.getBlock())
       continue;
@@ -490,38 +501,41 @@ LogicalResult FP8Rewriter::run() {
       policyChoices[&op] = chosen;
     contractions.push_back(&op);
   }
-  auto isPolicyContraction = [&](Operation *op) {
-    auto it = policyChoices.find(op);
-    return it == policyChoices.end() ||
-           it->second.kind == PrecisionClass::Contraction;
-  };
+}
 
-  // Parameters and their views (transposes, reshapes, slices): a
-  // contraction reading one is a layer's (a linear layer's, a
-  // convolution's) forward or input gradient.
+/// Parameters and their views (transposes, reshapes, slices): a contraction
+/// reading one is a layer's (a linear layer's, a convolution's) forward or
+/// input gradient.
+DenseSet<Value> FP8Rewriter::findParameterViews() const {
+  Block &body = func.getBody().front();
   DenseSet<Value> parameterViews;
   for (BlockArgument arg : body.getArguments())
     if (func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName))
       parameterViews.insert(arg);
   for (Operation &op : body.without_terminator())
-    if ((classOf(&op) == PrecisionClass::CastFree ||
-         classOf(&op) == PrecisionClass::Cast) &&
+    if ((getPrecisionClass(&op) == PrecisionClass::CastFree ||
+         getPrecisionClass(&op) == PrecisionClass::Cast) &&
         llvm::any_of(op.getOperands(),
                      [&](Value v) { return parameterViews.contains(v); }))
       for (Value result : op.getResults())
         parameterViews.insert(result);
-  // Weight gradients: contractions whose result reaches the new parameters
-  // and state through elementwise, data movement and cast ops only.
+  return parameterViews;
+}
+
+/// Weight gradients: contractions whose result reaches the new parameters
+/// and state through elementwise, data movement and cast ops only.
+DenseSet<Operation *> FP8Rewriter::findWeightGradients() const {
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   DenseSet<Operation *> weightGradients;
-  worklist.assign(std::next(ret.getOperands().begin()),
-                  ret.getOperands().end());
+  SmallVector<Value> worklist(std::next(ret.getOperands().begin()),
+                              ret.getOperands().end());
   DenseSet<Value> visited;
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     Operation *def = value.getDefiningOp();
     if (!visited.insert(value).second || !def)
       continue;
-    std::optional<PrecisionClass> cls = classOf(def);
+    std::optional<PrecisionClass> cls = getPrecisionClass(def);
     if (cls == PrecisionClass::Contraction)
       weightGradients.insert(def);
     else if (cls == PrecisionClass::Follow || cls == PrecisionClass::CastFree ||
@@ -529,66 +543,103 @@ LogicalResult FP8Rewriter::run() {
       for (Value operand : def->getOperands())
         worklist.push_back(operand);
   }
-  // The first layers (contractions reading the batch through no other
-  // contraction), the last ones (feeding the loss through no other
-  // contraction) and the backward contractions that read their inputs.
-  DenseSet<Operation *> endLayers;
-  if (config.keepFirstLast) {
-    DenseSet<Value> fromBatch;
-    for (BlockArgument arg : body.getArguments())
-      if (!func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName) &&
-          !func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
-        fromBatch.insert(arg);
-    for (Operation &op : body.without_terminator()) {
-      if (!llvm::any_of(getReadValues(&op),
-                        [&](Value v) { return fromBatch.contains(v); }))
-        continue;
-      if (classOf(&op) == PrecisionClass::Contraction) {
-        if (forward.contains(op.getResult(0)))
-          endLayers.insert(&op);
-        continue;
-      }
-      for (Value result : op.getResults())
-        fromBatch.insert(result);
-    }
-    worklist = {ret.getOperand(0)};
-    DenseSet<Value> seen;
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      Operation *def = value.getDefiningOp();
-      if (!seen.insert(value).second || !def)
-        continue;
-      if (classOf(def) == PrecisionClass::Contraction) {
-        endLayers.insert(def);
-        continue;
-      }
-      llvm::append_range(worklist, getReadValues(def));
-    }
-    DenseSet<Value> endInputs;
-    for (Operation *op : endLayers)
-      if (auto inputs = matchMultiplyAccumulate(cast<linalg::LinalgOp>(op),
-                                                ScalarCasts::Any)) {
-        endInputs.insert(inputs->lhs->get());
-        endInputs.insert(inputs->rhs->get());
-      }
-    for (Operation *op : contractions) {
-      if (forward.contains(op->getResult(0)))
-        continue;
-      auto inputs =
-          matchMultiplyAccumulate(cast<linalg::LinalgOp>(op), ScalarCasts::Any);
-      if (inputs && (endInputs.contains(inputs->lhs->get()) ||
-                     endInputs.contains(inputs->rhs->get())))
-        endLayers.insert(op);
-    }
-  }
+  return weightGradients;
+}
 
-  auto isLayerContraction = [&](linalg::LinalgOp op) {
-    if (weightGradients.contains(op))
-      return true;
-    auto inputs = matchMultiplyAccumulate(op, ScalarCasts::Any);
-    return inputs && (parameterViews.contains(inputs->lhs->get()) ||
-                      parameterViews.contains(inputs->rhs->get()));
-  };
+/// With fp8-keep-first-last: the first layers (contractions reading the
+/// batch through no other contraction), the last ones (feeding the loss
+/// through no other contraction) and the backward contractions that read
+/// their inputs.
+DenseSet<Operation *> FP8Rewriter::findEndLayers() const {
+  DenseSet<Operation *> endLayers;
+  if (!config.keepFirstLast)
+    return endLayers;
+  Block &body = func.getBody().front();
+  DenseSet<Value> fromBatch;
+  for (BlockArgument arg : body.getArguments())
+    if (!func.getArgAttr(arg.getArgNumber(), RecastDialect::kParamAttrName) &&
+        !func.getArgAttr(arg.getArgNumber(), RecastDialect::kStateAttrName))
+      fromBatch.insert(arg);
+  for (Operation &op : body.without_terminator()) {
+    if (!llvm::any_of(getReadValues(&op),
+                      [&](Value v) { return fromBatch.contains(v); }))
+      continue;
+    if (getPrecisionClass(&op) == PrecisionClass::Contraction) {
+      if (forward.contains(op.getResult(0)))
+        endLayers.insert(&op);
+      continue;
+    }
+    for (Value result : op.getResults())
+      fromBatch.insert(result);
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Value> worklist = {ret.getOperand(0)};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (!seen.insert(value).second || !def)
+      continue;
+    if (getPrecisionClass(def) == PrecisionClass::Contraction) {
+      endLayers.insert(def);
+      continue;
+    }
+    llvm::append_range(worklist, getReadValues(def));
+  }
+  DenseSet<Value> endInputs;
+  for (Operation *op : endLayers)
+    if (auto inputs = matchMultiplyAccumulate(cast<linalg::LinalgOp>(op),
+                                              ScalarCasts::Any)) {
+      endInputs.insert(inputs->lhs->get());
+      endInputs.insert(inputs->rhs->get());
+    }
+  for (Operation *op : contractions) {
+    if (forward.contains(op->getResult(0)))
+      continue;
+    auto inputs =
+        matchMultiplyAccumulate(cast<linalg::LinalgOp>(op), ScalarCasts::Any);
+    if (inputs && (endInputs.contains(inputs->lhs->get()) ||
+                   endInputs.contains(inputs->rhs->get())))
+      endLayers.insert(op);
+  }
+  return endLayers;
+}
+
+std::string
+FP8Rewriter::getKeptReason(Operation *op, const DenseSet<Value> &parameterViews,
+                           const DenseSet<Operation *> &weightGradients,
+                           const DenseSet<Operation *> &endLayers) const {
+  if (auto attr =
+          op->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName))
+    return ("recast.precision = \"" + attr.getValue() + "\"").str();
+  if (auto it = policyChoices.find(op);
+      it != policyChoices.end() &&
+      it->second.kind != PrecisionClass::Contraction)
+    return it->second.rule;
+  if (endLayers.contains(op))
+    return "fp8-keep-first-last: the first or last layer, or one of their "
+           "gradients";
+  if (config.contractions == FP8ContractionSet::Layers &&
+      !weightGradients.contains(op)) {
+    auto inputs =
+        matchMultiplyAccumulate(cast<linalg::LinalgOp>(op), ScalarCasts::Any);
+    if (!inputs || (!parameterViews.contains(inputs->lhs->get()) &&
+                    !parameterViews.contains(inputs->rhs->get())))
+      return "fp8-contractions=layers: no parameter operand and not a weight "
+             "gradient (attention-style product of activations)";
+  }
+  return "";
+}
+
+LogicalResult FP8Rewriter::run() {
+  int64_t index = 0;
+  for (Operation &op : func.getBody().front())
+    opIndex[&op] = index++;
+  findForward();
+  findContractions();
+  DenseSet<Value> parameterViews = findParameterViews();
+  DenseSet<Operation *> weightGradients = findWeightGradients();
+  DenseSet<Operation *> endLayers = findEndLayers();
 
   for (Operation *op : contractions) {
     FP8Contraction entry;
@@ -598,40 +649,19 @@ LogicalResult FP8Rewriter::run() {
     entry.pass = forward.contains(op->getResult(0)) ? "forward" : "backward";
     entry.inputType = typeName(getElementTypeOrSelf(
         cast<linalg::LinalgOp>(op).getDpsInputOperand(0)->get().getType()));
-    if (auto attr =
-            op->getAttrOfType<StringAttr>(RecastDialect::kPrecisionAttrName)) {
-      if (failed(verifyOverride(op, config.otherType)))
-        return failure();
-      entry.keptReason =
-          ("recast.precision = \"" + attr.getValue() + "\"").str();
-      report.contractions.push_back(std::move(entry));
-      continue;
-    }
-    if (!isPolicyContraction(op)) {
-      entry.keptReason = policyChoices.lookup(op).rule;
-      report.contractions.push_back(std::move(entry));
-      continue;
-    }
-    if (endLayers.contains(op)) {
-      entry.keptReason = "fp8-keep-first-last: the first or last layer, or "
-                         "one of their gradients";
-      report.contractions.push_back(std::move(entry));
-      continue;
-    }
-    if (config.contractions == FP8ContractionSet::Layers &&
-        !isLayerContraction(cast<linalg::LinalgOp>(op))) {
-      entry.keptReason = "fp8-contractions=layers: no parameter operand and "
-                         "not a weight gradient (attention-style product of "
-                         "activations)";
-      report.contractions.push_back(std::move(entry));
-      continue;
-    }
-    if (auto it = policyChoices.find(op); it != policyChoices.end())
-      entry.policyRule = it->second.rule;
-    if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
+    if (op->hasAttr(RecastDialect::kPrecisionAttrName) &&
+        failed(verifyOverride(op, config.otherType)))
       return failure();
-    if (config.quantizedOps)
-      config.quantizedOps->insert(op);
+    entry.keptReason =
+        getKeptReason(op, parameterViews, weightGradients, endLayers);
+    if (entry.keptReason.empty()) {
+      if (auto it = policyChoices.find(op); it != policyChoices.end())
+        entry.policyRule = it->second.rule;
+      if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
+        return failure();
+      if (config.quantizedOps)
+        config.quantizedOps->insert(op);
+    }
     report.contractions.push_back(std::move(entry));
   }
   if (config.recipe == FP8Recipe::Delayed)
