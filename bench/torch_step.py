@@ -8,6 +8,9 @@ for bf16 with the parameters and optimizer in FP32).
 `loss_fn()` runs the forward and returns the loss. `run` times `--steps`
 steps after `--warmup` and prints `torch <precision> step_ms <ms> loss <loss>`
 (bench/cpu/step-vs-torch and scripts/gpu-check read the fourth field).
+With `--compile` the forward (and through AOTAutograd the backward) runs
+as `torch.compile` makes it (Inductor); the line then ends with
+`compile_s <s>`, the time of the first step, which compiles.
 """
 import argparse
 import time
@@ -21,11 +24,15 @@ def arguments(default_device="cpu", default_steps=50):
     parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     parser.add_argument("--steps", type=int, default=default_steps)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--compile", action="store_true",
+                        help="run the forward through torch.compile")
     return parser
 
 
 def run(args, optimizer, loss_fn):
     cuda = args.device.startswith("cuda")
+    if args.compile:
+        loss_fn = torch.compile(loss_fn)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
@@ -37,7 +44,12 @@ def run(args, optimizer, loss_fn):
         optimizer.step()
         return loss
 
-    for _ in range(args.warmup):
+    start = time.perf_counter()
+    step()
+    if cuda:
+        torch.cuda.synchronize()
+    first_s = time.perf_counter() - start
+    for _ in range(args.warmup - 1):
         step()
     if cuda:
         torch.cuda.synchronize()
@@ -47,4 +59,7 @@ def run(args, optimizer, loss_fn):
     if cuda:
         torch.cuda.synchronize()
     ms = (time.perf_counter() - start) * 1e3 / args.steps
-    print(f"torch {args.precision} step_ms {ms:.4f} loss {loss.item():.4f}")
+    line = f"torch {args.precision} step_ms {ms:.4f} loss {loss.item():.4f}"
+    if args.compile:
+        line += f" compile_s {first_s:.1f}"
+    print(line)

@@ -4,6 +4,7 @@ PyTorch; below 1 is faster), with recast's compile time beside it.
 
   RECAST_BUILD_DIR=build ~/.cache/recast/venv/bin/python \\
       bench/torch/torch-models.py [--steps N] [--threads 1,2] [--models ...]
+      [--precisions fp32 bf16] [--compile]
 
 The models are those of python/tests/test_torch.py (MLP, GPT-2-style
 decoder, TransformerEncoderLayer, CNN, torchvision ResNet-18 in training
@@ -11,7 +12,10 @@ mode), SGD; fp32, and bf16 (recast's mixed_precision="bf16" next to
 torch.autocast(bfloat16)). Each thread count runs in a process of its own,
 with OpenBLAS's and PyTorch's thread counts set before either loads.
 recast's time is Program.step's, which copies the arguments in and the
-results out on every call.
+results out on every call. --compile adds torch.compile's step (Inductor;
+the model's forward and backward compiled, the optimizer eager, as
+`torch.compile(model)` gives a user), recast's ratio to it and its compile
+time (the first step's).
 """
 import argparse
 import json
@@ -25,7 +29,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def measure(models, steps, threads):
+def time_torch_steps(model, inputs, target, loss_fn, precision, steps):
+    """Median ms of `steps` SGD steps of `model` after 3 warm-up steps, and
+    the seconds the first step took."""
+    import torch
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    times = []
+    for i in range(steps + 3):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16,
+                            enabled=precision == "bf16"):
+            loss = loss_fn(model(*inputs), target)
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times[3:]) * 1e3, times[0]
+
+
+def measure(models, steps, threads, precisions, compile_baseline):
     sys.path.insert(0, os.path.join(ROOT, "python", "tests"))
     sys.path.insert(0, os.path.join(ROOT, "python"))
     import torch
@@ -65,7 +87,7 @@ def measure(models, steps, threads):
     for name in models:
         make, data, loss_fn = cases[name]
         inputs, target = data()
-        for precision in ("fp32", "bf16"):
+        for precision in precisions:
             torch.manual_seed(0)
             model = make()
             start = time.perf_counter()
@@ -86,23 +108,18 @@ def measure(models, steps, threads):
             recast_ms = statistics.median(times) * 1e3
 
             torch.manual_seed(0)
-            reference = make()
-            opt = torch.optim.SGD(reference.parameters(), lr=0.01)
-            times = []
-            for i in range(steps + 3):
-                t0 = time.perf_counter()
-                opt.zero_grad()
-                with torch.autocast("cpu", dtype=torch.bfloat16,
-                                    enabled=precision == "bf16"):
-                    loss = loss_fn(reference(*inputs), target)
-                loss.backward()
-                opt.step()
-                if i >= 3:
-                    times.append(time.perf_counter() - t0)
-            torch_ms = statistics.median(times) * 1e3
-            rows.append({"model": name, "precision": precision,
-                         "recast_ms": recast_ms, "torch_ms": torch_ms,
-                         "compile_s": compile_s})
+            torch_ms, _ = time_torch_steps(make(), inputs, target, loss_fn,
+                                           precision, steps)
+            row = {"model": name, "precision": precision,
+                   "recast_ms": recast_ms, "torch_ms": torch_ms,
+                   "compile_s": compile_s}
+            if compile_baseline:
+                torch.manual_seed(0)
+                model = make()
+                row["compiled_ms"], row["torch_compile_s"] = \
+                    time_torch_steps(torch.compile(model), inputs, target,
+                                     loss_fn, precision, steps)
+            rows.append(row)
     return rows
 
 
@@ -112,27 +129,47 @@ def main():
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--models", nargs="*",
                         default=["mlp", "gpt", "encoder", "cnn", "resnet18"])
+    parser.add_argument("--precisions", nargs="*", default=["fp32", "bf16"],
+                        choices=["fp32", "bf16"])
+    parser.add_argument("--compile", action="store_true",
+                        help="also time torch.compile's step")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child is not None:
         print(json.dumps(measure(options.models, options.steps,
-                                 options.child)))
+                                 options.child, options.precisions,
+                                 options.compile)))
         return
-    print("| model | precision | threads | recast ms | PyTorch eager ms | "
-          "ratio | recast compile s |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    if options.compile:
+        print("| model | precision | threads | recast ms | PyTorch eager ms | "
+              "ratio | torch.compile ms | ratio | recast compile s | "
+              "torch.compile s |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    else:
+        print("| model | precision | threads | recast ms | PyTorch eager ms | "
+              "ratio | recast compile s |")
+        print("|---|---|---:|---:|---:|---:|---:|")
     for threads in options.threads.split(","):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=threads,
                    OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
         out = subprocess.run(
             [sys.executable, __file__, "--child", threads, "--steps",
-             str(options.steps), "--models", *options.models],
+             str(options.steps), "--models", *options.models,
+             "--precisions", *options.precisions,
+             *(["--compile"] if options.compile else [])],
             env=env, capture_output=True, text=True, check=True)
         for row in json.loads(out.stdout.strip().splitlines()[-1]):
-            print(f"| {row['model']} | {row['precision']} | {threads} | "
-                  f"{row['recast_ms']:.2f} | {row['torch_ms']:.2f} | "
-                  f"{row['recast_ms'] / row['torch_ms']:.2f} | "
-                  f"{row['compile_s']:.1f} |", flush=True)
+            cells = [row["model"], row["precision"], threads,
+                     f"{row['recast_ms']:.2f}", f"{row['torch_ms']:.2f}",
+                     f"{row['recast_ms'] / row['torch_ms']:.2f}"]
+            if options.compile:
+                cells += [f"{row['compiled_ms']:.2f}",
+                          f"{row['recast_ms'] / row['compiled_ms']:.2f}"]
+            cells.append(f"{row['compile_s']:.1f}")
+            if options.compile:
+                cells.append(f"{row['torch_compile_s']:.1f}")
+            print("| " + " | ".join(str(c) for c in cells) + " |",
+                  flush=True)
 
 
 if __name__ == "__main__":
