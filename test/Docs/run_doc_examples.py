@@ -1,9 +1,12 @@
-"""Runs the shell and Python examples of Markdown files, so that the
-commands the README and docs/ show cannot drift from what recast does.
+"""Runs the shell and Python examples of Markdown files and parses their
+MLIR, so that the commands and IR the README and docs/ show cannot drift
+from what recast does.
 
   run_doc_examples.py --root R --build B [--python P] FILE.md...
 
-Every ```sh and ```python block runs, in order, in a scratch directory (one
+Every ```mlir block is parsed and verified by `recast-opt` (a fragment that
+is not a whole module says so with a skip line, below). Every ```sh and
+```python block runs, in order, in a scratch directory (one
 per file, so that a block may use what an earlier one wrote) that sees the
 repository's top-level folders (examples/, build/, scripts/, ...) through
 links, so that relative paths work as written and files the examples write
@@ -170,7 +173,7 @@ def main():
         shown = os.path.relpath(path, root)
         directory = None
         for language, line, text, skip in blocks(path):
-            if language not in ("sh", "python"):
+            if language not in ("sh", "python", "mlir"):
                 continue
             where = f"{shown}:{line}"
             if skip is not None:
@@ -187,14 +190,17 @@ def main():
                 directory = scratch_directory(root)
                 # `build` is the build directory given, wherever it is.
                 os.symlink(build, os.path.join(directory, "build"))
+            stdin = None
             if language == "sh":
                 argv = ["bash", "-e", "-o", "pipefail", "-c", text]
-            else:
+            elif language == "python":
                 argv = [options.python, "-c", text]
+            else:
+                argv, stdin = ["recast-opt", "-", "-o", os.devnull], text
             try:
                 result = subprocess.run(argv, cwd=directory, env=env,
-                                        capture_output=True, text=True,
-                                        timeout=RUN_TIMEOUT_S)
+                                        input=stdin, capture_output=True,
+                                        text=True, timeout=RUN_TIMEOUT_S)
                 ok = result.returncode == 0
                 output = result.stdout + result.stderr
             except subprocess.TimeoutExpired:

@@ -25,6 +25,7 @@ def RecastDecomposeAggregatesPass
 
     Before:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %1 = linalg.softmax dimension(1) ins(%x : tensor<2x8xf32>)
                                      outs(%0 : tensor<2x8xf32>) -> tensor<2x8xf32>
@@ -70,6 +71,7 @@ def RecastLowerFP8OpsPass : Pass<"recast-lower-fp8-ops"> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %q = recast.quantize %x, %s : tensor<2x8xf32>, tensor<f32>
         -> tensor<2x8xf8E4M3FN>
@@ -77,6 +79,7 @@ def RecastLowerFP8OpsPass : Pass<"recast-lower-fp8-ops"> {
 
     becomes
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %scale = tensor.extract %s[] : tensor<f32>
     %e = tensor.empty() : tensor<2x8xf8E4M3FN>
@@ -133,12 +136,14 @@ def RecastExpandFP8Pass : Pass<"recast-expand-fp8"> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %y = arith.truncf %x : f32 to f8E4M3FN
     ```
 
     becomes
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %bits = arith.bitcast %x : f32 to i32
     ...   // sign, NaN test, clamp to 448, RNE of normal and subnormal results
@@ -182,6 +187,7 @@ def RecastContractionsToCallsPass
     B are stored transposed, the batch count and `M, N, K`, the three
     buffers' first-element addresses, and whether C is overwritten:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     func.call @recast_gemm(%f32, %f32, %f32, %no, %yes, %c1, %c64, %c10, %c256, %a, %b, %c, %yes)
         : (i32, i32, i32, i32, i32, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> ()
@@ -217,6 +223,7 @@ def RecastContractionsToCallsPass
 
     each with its operands in either layout.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     func.call @recast_conv2d(%kind, %layout, %type_x, %type_out, %n, %h, %w,
         %c, %kh, %kw, %f, %oh, %ow, %sh, %sw, %dh, %dw, %x, %b, %out,
@@ -283,6 +290,7 @@ def RecastStridedCopiesToLoopsPass
     `all` is set: the GPU pipeline sets it, since a `memcpy` in the host
     code would copy device buffers on the host.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     memref.copy %tap, %window
         : memref<4x32x32x8xf32> to memref<4x32x32x8xf32, strided<[9248, 272, 8, 1], offset: 280>>
@@ -495,6 +503,7 @@ def RecastParallelDimsFirstPass
     kernel whose threads each run the reduction loop of their output
     elements (consecutive threads reading consecutive addresses).
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     linalg.reduce ins(%x : memref<64x10xf32>) outs(%sum : memref<10xf32>) dimensions = [0]
     // becomes a linalg.generic with
@@ -552,6 +561,7 @@ def RecastWrapSerialCodePass : Pass<"recast-wrap-serial-code", "func::FuncOp"> {
     passed to the quantizing kernel) are moved into each of them, a load
     only when no op between may write its buffer.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     memref.store %zero, %sum[] : memref<f32>
     scf.for %i = %c0 to %c64 step %c1 {
@@ -594,6 +604,7 @@ def RecastAsyncLaunchesPass : Pass<"recast-async-launches", "ModuleOp"> {
     blocks for the same stream), runtime calls and scalar code run while the
     kernels are in flight.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     gpu.launch_func @k::@a blocks in (...) threads in (...) args(...)
     func.call @recast_gemm(...)

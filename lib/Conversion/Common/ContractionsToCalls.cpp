@@ -593,24 +593,39 @@ void emitSwapLeadingDims(OpBuilder &b, Location loc, Value from, Value to) {
       });
 }
 
-/// A `recast_gemm` call with the operands and sizes given.
-void emitGemmCall(OpBuilder &b, Location loc, func::FuncOp callee, Value a,
-                  Value bMatrix, Value c, bool transA, bool transB, int64_t m,
-                  int64_t n, int64_t k, bool overwrite) {
-  SmallVector<Value> args = {constantI32(b, loc, code(a)),
-                             constantI32(b, loc, code(bMatrix)),
-                             constantI32(b, loc, code(c)),
-                             constantI32(b, loc, transA),
-                             constantI32(b, loc, transB),
-                             constantI64(b, loc, 1),
-                             constantI64(b, loc, m),
-                             constantI64(b, loc, n),
-                             constantI64(b, loc, k),
-                             firstElementPointer(b, loc, a),
-                             firstElementPointer(b, loc, bMatrix),
-                             firstElementPointer(b, loc, c),
+/// The `recast_gemm` call computing `gemm`.
+void emitGemmCall(OpBuilder &b, Location loc, func::FuncOp callee,
+                  const GemmForm &gemm, bool overwrite) {
+  SmallVector<Value> args = {constantI32(b, loc, code(gemm.a)),
+                             constantI32(b, loc, code(gemm.b)),
+                             constantI32(b, loc, code(gemm.c)),
+                             constantI32(b, loc, gemm.transA),
+                             constantI32(b, loc, gemm.transB),
+                             constantI64(b, loc, gemm.batch),
+                             constantI64(b, loc, gemm.m),
+                             constantI64(b, loc, gemm.n),
+                             constantI64(b, loc, gemm.k),
+                             firstElementPointer(b, loc, gemm.a, gemm.offsetA),
+                             firstElementPointer(b, loc, gemm.b, gemm.offsetB),
+                             firstElementPointer(b, loc, gemm.c, gemm.offsetC),
                              constantI32(b, loc, overwrite)};
   func::CallOp::create(b, loc, callee, args);
+}
+
+/// A single product of whole buffers: c (+)= op(a) op(b), op(x) = x^T when
+/// its flag is set, m x k times k x n.
+GemmForm wholeBufferGemm(Value a, Value bMatrix, Value c, bool transA,
+                         bool transB, int64_t m, int64_t n, int64_t k) {
+  GemmForm gemm;
+  gemm.a = a;
+  gemm.b = bMatrix;
+  gemm.c = c;
+  gemm.transA = transA;
+  gemm.transB = transB;
+  gemm.m = m;
+  gemm.n = n;
+  gemm.k = k;
+  return gemm;
 }
 
 /// `form` as a gather of its im2col matrix into a new buffer and one
@@ -657,11 +672,15 @@ void emitIm2colGemm(OpBuilder &b, Location loc, const ConvForm &form,
     // gradient: dw[depth, f] = col^T dy[pixels, f], col read as A stored
     // k x m.
     if (forward)
-      emitGemmCall(b, loc, callee, col, form.b, form.out, false, false, pixels,
-                   form.f, depth, overwrite);
+      emitGemmCall(b, loc, callee,
+                   wholeBufferGemm(col, form.b, form.out, false, false, pixels,
+                                   form.f, depth),
+                   overwrite);
     else
-      emitGemmCall(b, loc, callee, col, form.b, form.out, true, false, depth,
-                   form.f, pixels, overwrite);
+      emitGemmCall(b, loc, callee,
+                   wholeBufferGemm(col, form.b, form.out, true, false, depth,
+                                   form.f, pixels),
+                   overwrite);
     memref::DeallocOp::create(b, loc, col);
     return;
   }
@@ -677,13 +696,17 @@ void emitIm2colGemm(OpBuilder &b, Location loc, const ConvForm &form,
     emitSwapLeadingDims(b, loc, grid, matrix);
   if (forward) {
     // y[f, pixels] (+)= w[f, depth] col[depth, pixels]
-    emitGemmCall(b, loc, callee, form.b, col, matrix, false, false, form.f,
-                 pixels, depth, overwrite);
+    emitGemmCall(b, loc, callee,
+                 wholeBufferGemm(form.b, col, matrix, false, false, form.f,
+                                 pixels, depth),
+                 overwrite);
     emitSwapLeadingDims(b, loc, matrix, form.out);
   } else {
     // dw[f, depth] (+)= dy[f, pixels] col^T, col read as B stored n x k.
-    emitGemmCall(b, loc, callee, matrix, col, form.out, false, true, form.f,
-                 depth, pixels, overwrite);
+    emitGemmCall(b, loc, callee,
+                 wholeBufferGemm(matrix, col, form.out, false, true, form.f,
+                                 depth, pixels),
+                 overwrite);
   }
   memref::DeallocOp::create(b, loc, matrix);
   memref::DeallocOp::create(b, loc, col);
@@ -778,23 +801,8 @@ struct RecastContractionsToCallsPass
         return signalPassFailure();
 
       bool overwrite = writesWholeBuffer(*form) && absorbZeroFill(op, form->c);
-      Location loc = op.getLoc();
       b.setInsertionPoint(op);
-      SmallVector<Value> args = {
-          constantI32(b, loc, code(form->a)),
-          constantI32(b, loc, code(form->b)),
-          constantI32(b, loc, code(form->c)),
-          constantI32(b, loc, form->transA),
-          constantI32(b, loc, form->transB),
-          constantI64(b, loc, form->batch),
-          constantI64(b, loc, form->m),
-          constantI64(b, loc, form->n),
-          constantI64(b, loc, form->k),
-          firstElementPointer(b, loc, form->a, form->offsetA),
-          firstElementPointer(b, loc, form->b, form->offsetB),
-          firstElementPointer(b, loc, form->c, form->offsetC),
-          constantI32(b, loc, overwrite)};
-      func::CallOp::create(b, loc, *callee, args);
+      emitGemmCall(b, op.getLoc(), *callee, *form, overwrite);
       op->erase();
     }
   }

@@ -47,9 +47,13 @@ def RecastMemoryReportPass : Pass<"recast-memory-report", "ModuleOp"> {
     ```mlir
     func.func @f(%w: tensor<4x4xf32> {recast.param}, %x: tensor<4x4xf32>)
         -> tensor<4x4xf32> {
-      %0 = tensor.empty() : tensor<4x4xf32>            // step 0: 64+64
-      %1 = linalg.add ins(%w, %x : ...) outs(%0 : ...) // step 1: 64*3
-      return %1 : tensor<4x4xf32>                      // step 2: 64*3
+      // step 0: 64 + 64 bytes (the arguments)
+      %0 = tensor.empty() : tensor<4x4xf32>
+      // step 1: 64 * 3
+      %1 = linalg.add ins(%w, %x : tensor<4x4xf32>, tensor<4x4xf32>)
+                      outs(%0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+      // step 2: 64 * 3
+      return %1 : tensor<4x4xf32>
     }
     ```
 
@@ -77,6 +81,7 @@ def RecastEarlyDeallocPass : Pass<"recast-early-dealloc", "func::FuncOp"> {
 
     Before:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %a = memref.alloc() : memref<64xf32>
     linalg.exp ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
@@ -109,6 +114,7 @@ def RecastReturnArgumentsPass
     aliasing their arguments (recast-run, which adopts them as the next
     step's arguments), this pass returns the argument itself:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %copy = memref.alloc() : memref<8xf32>
     memref.copy %arg0, %copy : memref<8xf32> to memref<8xf32>

@@ -37,6 +37,7 @@ def RecastLossScalingPass : Pass<"recast-loss-scaling", "ModuleOp"> {
 
     Before:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %r:2 = recast.value_and_grad @loss(%w, %x) {wrt = array<i64: 0>} : ...
     %w1 = ... sgd update of %w by %r#1 ...
@@ -45,6 +46,7 @@ def RecastLossScalingPass : Pass<"recast-loss-scaling", "ModuleOp"> {
 
     After `--recast-loss-scaling=loss-scale=static:1024`:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %s = arith.constant dense<1.024000e+03> : tensor<f32>
     %r:2 = recast.value_and_grad @loss(%w, %x) loss_scale(%s) {wrt = ...}
@@ -151,6 +153,7 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
 
     Before (a layer of the step, FP32):
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %mm = linalg.matmul ins(%x, %w : tensor<64x784xf32>, tensor<784x256xf32>)
                         outs(%zeros : tensor<64x256xf32>) -> tensor<64x256xf32>
@@ -160,6 +163,7 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
 
     After `--recast-mixed-precision`:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %x16 = linalg.generic {...} ins(%x : tensor<64x784xf32>)
         outs(%0 : tensor<64x784xbf16>) { arith.truncf ... }

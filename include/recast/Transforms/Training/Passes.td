@@ -30,6 +30,7 @@ def RecastNormalizeImportPass : Pass<"recast-normalize-import", "ModuleOp"> {
 
     Before (torch-mlir's row maximum of a softmax):
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %max = linalg.generic {indexing_maps = [
         affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>],
@@ -39,6 +40,7 @@ def RecastNormalizeImportPass : Pass<"recast-normalize-import", "ModuleOp"> {
 
     After:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %init1 = tensor.collapse_shape %init [[0, 1]]
         : tensor<8x1xf32> into tensor<8xf32>
@@ -80,6 +82,7 @@ def RecastVerifyTrainingStepPass
     without, every public function with a body and a `{recast.param}` or
     `{recast.state}` argument is. The pass changes nothing.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     // expected-error @below {{recast-verify-training-step: @step is not a training step: it returns 1 value but has 1 recast.param/recast.state argument; ...}}
     func.func @step(%w: tensor<4xf32> {recast.param}) -> tensor<f32>
@@ -145,6 +148,7 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %loss, %dw = recast.value_and_grad @loss_fn(%w, %x) {wrt = array<i64: 0>}
         : (tensor<4x4xf32>, tensor<8x4xf32>) -> (tensor<f32>, tensor<4x4xf32>)
@@ -260,6 +264,7 @@ def RecastFoldTransposesPass
     every `nn.Linear` (`x @ weight.t()`), a tied LM head (`h @ wte^T`) and
     the re-transposed parameters the backward reads.
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %t = linalg.transpose ins(%w : tensor<64x32xbf16>)
            outs(%e : tensor<32x64xbf16>) permutation = [1, 0]
@@ -310,6 +315,7 @@ def RecastUpdateInPlacePass
 
     Before (the update waits for the whole backward pass):
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %gw = linalg.matmul ... // the gradient of %w, early in the backward
     ... the rest of the backward pass ...
@@ -319,6 +325,7 @@ def RecastUpdateInPlacePass
 
     After:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %gw = linalg.matmul ...
     %w2 = linalg.generic ... ins(%w, %gw : ...) outs(%w : tensor<8x4xf32>)

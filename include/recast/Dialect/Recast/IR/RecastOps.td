@@ -31,6 +31,7 @@ def Recast_ValueAndGradOp : Recast_Op<"value_and_grad",
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %loss, %dw = recast.value_and_grad @loss_fn(%w, %x) {wrt = array<i64: 0>}
         : (tensor<4x4xf32>, tensor<8x4xf32>) -> (tensor<f32>, tensor<4x4xf32>)
@@ -71,6 +72,7 @@ def Recast_CheckpointOp : Recast_Op<"checkpoint",
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %h1 = recast.checkpoint -> tensor<8x64xf32> {
       %a = linalg.matmul ins(%h0, %w : ...) outs(%init : ...) -> tensor<8x64xf32>
@@ -123,6 +125,7 @@ def Recast_AmaxOp : Recast_Op<"amax", [Pure]> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %a = recast.amax %x : tensor<64x784xf32> -> tensor<f32>
     ```
@@ -149,6 +152,7 @@ def Recast_QuantizeOp : Recast_Op<"quantize", [Pure]> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %q = recast.quantize %x, %s : tensor<64x784xf32>, tensor<f32>
         -> tensor<64x784xf8E4M3FN>
@@ -177,6 +181,7 @@ def Recast_DequantizeOp : Recast_Op<"dequantize", [Pure]> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %y = recast.dequantize %acc, %sa, %sb
         : tensor<64x256xf32>, tensor<f32>, tensor<f32> -> tensor<64x256xf32>
@@ -213,6 +218,7 @@ def Recast_FP8ScaleUpdateOp : Recast_Op<"fp8_scale_update", [Pure]> {
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %s1, %h1 = recast.fp8_scale_update %amax, %s0 history(%h0)
         {format = f8E4M3FN, margin = 0 : i64}
@@ -266,6 +272,7 @@ def Recast_RandomUniformOp : Recast_Op<"random_uniform",
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %u = recast.random_uniform %seed, %offset : tensor<8x64xf32>
     ```
@@ -302,6 +309,7 @@ def Recast_DropoutOp : Recast_Op<"dropout",
 
     Example:
 
+    <!-- doc-test: skip: an excerpt of IR, not a whole module -->
     ```mlir
     %y = recast.dropout %x, %seed, %offset {rate = 0.1 : f64}
         : tensor<8x64xf32>
