@@ -616,16 +616,18 @@ void emitGemmCall(OpBuilder &b, Location loc, func::FuncOp callee,
 /// its flag is set, m x k times k x n.
 GemmForm wholeBufferGemm(Value a, Value bMatrix, Value c, bool transA,
                          bool transB, int64_t m, int64_t n, int64_t k) {
-  GemmForm gemm;
-  gemm.a = a;
-  gemm.b = bMatrix;
-  gemm.c = c;
-  gemm.transA = transA;
-  gemm.transB = transB;
-  gemm.m = m;
-  gemm.n = n;
-  gemm.k = k;
-  return gemm;
+  return GemmForm{a,
+                  bMatrix,
+                  c,
+                  /*offsetA=*/0,
+                  /*offsetB=*/0,
+                  /*offsetC=*/0,
+                  transA,
+                  transB,
+                  /*batch=*/1,
+                  m,
+                  n,
+                  k};
 }
 
 /// `form` as a gather of its im2col matrix into a new buffer and one
