@@ -50,7 +50,8 @@ def test_doc_checker_fails_on_drift(root, build_dir, tmp_path):
     """A failing command, an option a tool lacks in a block that cannot
     run, a tool that does not exist, a failing Python example and IR that
     does not verify are each reported; a working command and valid IR
-    pass, a fragment marked as one is skipped."""
+    pass (indented in a list item too), a fragment marked as one is
+    skipped."""
     doc = tmp_path / "doc.md"
     doc.write_text(
         "```sh\n"
@@ -85,7 +86,13 @@ def test_doc_checker_fails_on_drift(root, build_dir, tmp_path):
         "<!-- doc-test: skip: a fragment -->\n"
         "```mlir\n"
         "%y = linalg.exp ins(%x : ...) ...\n"
-        "```\n")
+        "```\n\n"
+        "- a list item's block is indented:\n\n"
+        "  ```mlir\n"
+        "  func.func @h(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "    return %x : tensor<4xf32>\n"
+        "  }\n"
+        "  ```\n")
     result = run_checker(root, build_dir, [str(doc)])
     assert result.returncode == 1
     lines = [l for l in result.stdout.splitlines() if not l.startswith(" ")]
@@ -97,3 +104,4 @@ def test_doc_checker_fails_on_drift(root, build_dir, tmp_path):
     assert lines[5].startswith("PASS ")
     assert lines[6].startswith("FAIL ") and "tensor<8xf32>" in result.stdout
     assert lines[7].startswith("SKIP ") and "a fragment" in lines[7]
+    assert lines[8].startswith("PASS ")

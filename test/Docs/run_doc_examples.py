@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 
-FENCE = re.compile(r"^```(\w*)\s*$")
+FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 ANNOTATION = re.compile(r"<!--\s*doc-test:\s*skip:\s*(.*?)\s*-->")
 TOOL = re.compile(r"(?:^|/)(recast-[a-z-]+)$")
 RUN_TIMEOUT_S = 600
@@ -48,13 +48,17 @@ def blocks(path):
         if not match:
             index += 1
             continue
-        language = match.group(1)
+        # A block inside a list item is indented: its lines lose the fence's
+        # indentation.
+        indent, language = match.group(1), match.group(2)
         previous = lines[index - 1] if index > 0 else ""
         skip = ANNOTATION.search(previous)
         end = index + 1
-        while end < len(lines) and not lines[end].startswith("```"):
+        while end < len(lines) and not lines[end].strip().startswith("```"):
             end += 1
-        yield (language, index + 2, "\n".join(lines[index + 1:end]) + "\n",
+        body = [line[len(indent):] if line.startswith(indent) else line
+                for line in lines[index + 1:end]]
+        yield (language, index + 2, "\n".join(body) + "\n",
                skip.group(1) if skip else None)
         index = end + 1
 
