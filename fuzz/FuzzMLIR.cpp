@@ -54,9 +54,8 @@ const NamedPipeline kPipelines[] = {
      "builtin.module(recast-loss-scaling{loss-scale=dynamic},"
      "recast-autodiff{gradient-origins=true},"
      "recast-mixed-precision{compute-type=f16})"},
-    {"mixed-precision-fp8",
-     "builtin.module(recast-autodiff{gradient-origins=true},"
-     "recast-mixed-precision{compute-type=fp8})"},
+    {"fp8-scaling", "builtin.module(recast-autodiff{gradient-origins=true},"
+                    "recast-fp8-scaling)"},
     {"train-pipeline", "builtin.module(recast-train-pipeline)"},
     {"train-pipeline-bf16-remat",
      "builtin.module(recast-train-pipeline{mixed-precision=bf16 "

@@ -1,12 +1,12 @@
 """Bytes and pass time of mixed precision on the zoo's large models.
 
 For each model and compute type (FP32, bf16, f16, fp8, and fp8+bf16: FP8
-layers among bf16 ops, fp8-other-type=bf16): the parameter bytes,
+layers among bf16 ops, the pipeline's fp8-other-type=bf16): the parameter bytes,
 the activation bytes the forward saves for the backward (and apart, the
 parameter copies it saves) and those live at the peak, and the peak of the
 differentiated @train_step, from
 --recast-memory-report; and the wall
-time of the --recast-mixed-precision pass itself (best of --repeat runs, from
+time of the --recast-mixed-precision and --recast-fp8-scaling passes (best of --repeat runs, from
 --mlir-timing, so that parsing and printing do not count). Ratios are against
 FP32 in the same run.
 
@@ -22,17 +22,21 @@ import subprocess
 MODELS = ["gpt-gpt2-small", "resnet18-paper", "vgg16-paper",
           "mobilenetv2-paper", "unet-paper"]
 TYPES = ["fp32", "bf16", "f16", "fp8", "fp8+bf16"]
-PASS_OPTIONS = {"fp8+bf16": "compute-type=fp8 fp8-other-type=bf16"}
+# The passes after autodiff for each compute type, as the training pipeline
+# runs them.
+PASSES = {
+    "fp32": [],
+    "bf16": ["--recast-mixed-precision=compute-type=bf16"],
+    "f16": ["--recast-mixed-precision=compute-type=f16"],
+    "fp8": ["--recast-fp8-scaling"],
+    "fp8+bf16": ["--recast-mixed-precision=compute-type=bf16 "
+                 "keep-gradient-marks=true", "--recast-fp8-scaling"],
+}
+TIMED_PASSES = r"RecastMixedPrecisionPass|RecastFP8ScalingPass"
 
 
 def measure(recast_opt, path, compute_type):
-    command = [recast_opt, path]
-    if compute_type == "fp32":
-        command.append("--recast-autodiff")
-    else:
-        options = PASS_OPTIONS.get(compute_type,
-                                   f"compute-type={compute_type}")
-        command.append(f"--recast-mixed-precision={options}")
+    command = [recast_opt, path, "--recast-autodiff"] + PASSES[compute_type]
     command += ["--recast-memory-report=report=-", "-o", os.devnull,
                 "--mlir-timing", "--mlir-timing-display=list"]
     run = subprocess.run(command, capture_output=True, text=True)
@@ -43,10 +47,10 @@ def measure(recast_opt, path, compute_type):
                   if f["function"] == "train_step")
     seconds = 0.0
     for line in run.stderr.splitlines():
-        match = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s+RecastMixedPrecisionPass",
+        match = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s+(" + TIMED_PASSES + ")",
                          line)
         if match:
-            seconds = float(match.group(1))
+            seconds += float(match.group(1))
     return {
         "params": report["totals"]["param_bytes"],
         "activations_at_peak": report["at_peak"]["activation_bytes"],

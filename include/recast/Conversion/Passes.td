@@ -47,7 +47,7 @@ def RecastLowerFP8OpsPass : Pass<"recast-lower-fp8-ops"> {
   let summary = "Lower recast's FP8 scaling ops to linalg, tensor and arith";
   let description = [{
     Rewrites the ops of FP8 per-tensor scaling that
-    `--recast-mixed-precision{compute-type=fp8}` emits into upstream ops on
+    `--recast-fp8-scaling` emits into upstream ops on
     tensors, wherever they are:
 
     - `recast.amax`: a `linalg.fill` of 0 and a `linalg.generic`

@@ -1,24 +1,29 @@
 //===- FP8Scaling.cpp - FP8 contractions with per-tensor scaling ----------===//
 //
-// compute-type=fp8 of --recast-mixed-precision (FP8Scaling.h has the
-// recipe). The recipe is emitted as recast ops on tensors (RecastOps.td):
-// recast.amax per quantized tensor, recast.quantize for its FP8 copy,
-// recast.dequantize of each FP32 accumulator and recast.fp8_scale_update
-// for the scales (the current recipe's, from this step's amax, and the
-// delayed recipe's next-step scale and amax history, returned as state).
-// --recast-lower-fp8-ops lowers them to linalg, tensor and arith; on the
-// CPU, --recast-expand-fp8 then lowers the FP8 conversions bit-exactly.
+// --recast-fp8-scaling, Transformer Engine's recipe (the pass's description
+// in Passes.td has it whole). It is emitted as recast ops on tensors
+// (RecastOps.td): recast.amax per quantized tensor, recast.quantize for its
+// FP8 copy, recast.dequantize of each FP32 accumulator and
+// recast.fp8_scale_update for the scales (the current recipe's, from this
+// step's amax, and the delayed recipe's next-step scale and amax history,
+// returned as state). --recast-lower-fp8-ops lowers them to linalg, tensor
+// and arith; on the CPU, --recast-expand-fp8 then lowers the FP8
+// conversions bit-exactly.
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8Scaling.h"
+#include "LossScaling.h"
 #include "MixedPrecisionAnalysis.h"
+#include "OptionValues.h"
 #include "ReportFile.h"
 #include "recast/Analysis/TensorBytes.h"
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 #include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Interfaces/PrecisionInterface.h"
+#include "recast/Transforms/MixedPrecision/Passes.h"
+#include "recast/Transforms/MixedPrecision/PrecisionPolicy.h"
+#include "recast/Transforms/OptionEnums.h"
 #include "recast/Utils/LinalgBody.h"
 #include "recast/Utils/Location.h"
 #include "recast/Utils/MultiplyAccumulate.h"
@@ -33,9 +38,92 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+
+namespace mlir::recast {
+#define GEN_PASS_DEF_RECASTFP8SCALINGPASS
+#include "recast/Transforms/MixedPrecision/Passes.h.inc"
+} // namespace mlir::recast
 
 using namespace mlir;
 using namespace mlir::recast;
+
+namespace {
+
+struct FP8Config {
+  FP8Recipe recipe = FP8Recipe::Delayed;
+  /// Delayed: the number of past amaxes the scale looks at.
+  int64_t amaxHistory = 1024;
+  /// The scale is divided by 2^margin: headroom above the amax.
+  int64_t margin = 0;
+  /// Which contractions run in FP8: `Layers`, those of the layers (a
+  /// parameter, or a view of one, is an operand: linear layers and
+  /// convolutions with their input gradients) and the weight gradients (the
+  /// result reaches the new parameters through elementwise ops only), as
+  /// Transformer Engine does by default (attention's products of activations
+  /// stay FP32); or `All`.
+  FP8ContractionSet contractions = FP8ContractionSet::Layers;
+  /// Keep the first layers (contractions reading the batch) and the last
+  /// ones (feeding the loss), with the gradient contractions that read their
+  /// inputs, in FP32, as FP8 recipes commonly do for embeddings and output
+  /// heads.
+  bool keepFirstLast = false;
+  /// The precision policy, or null for the built-in classes. Its contraction
+  /// class decides which ops are candidates for FP8: an op it takes out of
+  /// contraction stays FP32, an op it adds is quantized like the built-in
+  /// contractions (if its body is `acc + a * b`). Every other op is FP32 in
+  /// this mode whatever its class.
+  const PrecisionPolicy *policy = nullptr;
+  /// The type --recast-mixed-precision gave the other ops before (bf16), or
+  /// null when they are FP32. With bf16, the contractions read bf16
+  /// inputs: a bf16 copy of an FP32 value is quantized from the FP32 value
+  /// (one rounding), another bf16 value as it is.
+  FloatType otherType;
+  /// Delayed recipe: the scale of each gradient (E5M2) quantization before
+  /// any amax is known. 1, or 1/S under a loss scale S: the gradients are S
+  /// times larger, and a first scale of 1 would saturate them.
+  double initialGradientScale = 1.0;
+};
+
+/// One FP8 quantization of a tensor: shared by every contraction that reads
+/// the same value in the same format.
+struct FP8Site {
+  std::string source;
+  std::string format;
+  /// None for a dynamically shaped tensor.
+  std::optional<int64_t> bytes;
+  /// Delayed recipe: the positions of the history and scale arguments.
+  int64_t historyArg = -1, scaleArg = -1;
+};
+
+/// One contraction of a step, as the report shows it.
+struct FP8Contraction {
+  int64_t index = 0;
+  std::string op, loc;
+  /// "forward" or "backward" (it does not feed the loss).
+  std::string pass;
+  /// Per FP8 input: the site it reads; empty when the op stays FP32.
+  SmallVector<int64_t, 2> sites;
+  /// Why the op stays out of FP8, or empty.
+  std::string keptReason;
+  /// The element type of its first input: what a kept op computes in (f32,
+  /// or a type of bf16 mixed precision).
+  std::string inputType;
+  /// The policy entry that made the op a contraction, or empty.
+  std::string policyRule;
+};
+
+/// What applyFP8Scaling did to one function.
+struct FP8FunctionReport {
+  std::string name;
+  /// Empty if the function was rewritten; else why not.
+  std::string skippedReason;
+  SmallVector<FP8Site> sites;
+  SmallVector<FP8Contraction> contractions;
+  int64_t activationBytesBefore = 0, activationBytesAfter = 0;
+};
+
+} // namespace
 
 /// Checks the `recast.precision` of `op` (a string, the dialect verifier
 /// has seen to that) against FP8 with `otherType`.
@@ -51,34 +139,32 @@ static LogicalResult verifyOverride(Operation *op, FloatType otherType) {
       return success();
     return op->emitError()
            << "recast.precision = \"" << name
-           << "\" needs fp8-other-type=bf16 under compute-type=fp8: between "
-              "the FP8 layers every op is FP32, and only \"f32\" (keep the op "
-              "out of FP8) applies";
+           << "\" needs bf16 mixed precision before --recast-fp8-scaling "
+              "(the pipeline's fp8-other-type=bf16): between the FP8 layers "
+              "every op is FP32, and only \"f32\" (keep the op out of FP8) "
+              "applies";
   }
   return op->emitError()
          << "recast.precision = \"" << name
-         << "\" is not an override under compute-type=fp8: the pass picks the "
-            "FP8 format of each operand (E4M3 forward, E5M2 gradients) of "
+         << "\" is not an override under --recast-fp8-scaling: the pass picks "
+            "the FP8 format of each operand (E4M3 forward, E5M2 gradients) of "
             "every contraction it quantizes; \"f32\" keeps one out of FP8";
 }
 
-LogicalResult mlir::recast::verifyFP8PrecisionOverrides(ModuleOp module,
-                                                        FloatType otherType) {
+/// Checks every `recast.precision` override in `module` for FP8 with
+/// `otherType` (FP8Config::otherType): "f32" keeps an op or a function out of
+/// FP8 and always applies; "bf16" and "f16" apply among bf16 ops, whose
+/// policy computed the op or function in that type and keeps it out of FP8;
+/// an FP8 format is never an override (the rewrite picks E4M3 or E5M2 for
+/// each operand). Emits an error on the first op that breaks this, before
+/// anything changes.
+static LogicalResult verifyFP8PrecisionOverrides(ModuleOp module,
+                                                 FloatType otherType) {
   WalkResult result = module.walk([&](Operation *op) {
     return failed(verifyOverride(op, otherType)) ? WalkResult::interrupt()
                                                  : WalkResult::advance();
   });
   return failure(result.wasInterrupted());
-}
-
-llvm::Error mlir::recast::checkFP8Numbers(const FP8Config &config) {
-  if (config.amaxHistory < 1 || config.amaxHistory > (1 << 20))
-    return llvm::createStringError(llvm::formatv(
-        "amax-history={0} must be in [1, 2^20]", config.amaxHistory));
-  if (config.margin < 0 || config.margin > 64)
-    return llvm::createStringError(
-        llvm::formatv("margin={0} must be in [0, 64]", config.margin));
-  return llvm::Error::success();
 }
 
 namespace {
@@ -273,7 +359,7 @@ void FP8Rewriter::rebuildBody(linalg::LinalgOp op) {
     OpBuilder bb = OpBuilder::atBlockBegin(body);
     Value widened = arith::ExtFOp::create(bb, op.getLoc(), old, arg);
     arg.replaceAllUsesExcept(widened, widened.getDefiningOp());
-    // A bf16 input (fp8-other-type) was widened to f32 in the body: widen
+    // A bf16 input (bf16 mixed precision) was widened to f32 in the body: widen
     // the FP8 value to f32 at once (exact either way), the form the
     // contraction matchers know.
     for (Operation *user : llvm::make_early_inc_range(widened.getUsers()))
@@ -301,9 +387,11 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
       return op->emitOpError()
              << "has operand #" << operand->getOperandNumber() << " of type "
              << type
-             << "; compute-type=fp8 quantizes f32 contractions (FP32 inputs "
-                "and accumulator"
-             << (config.otherType ? ", or inputs of fp8-other-type" : "")
+             << "; --recast-fp8-scaling quantizes f32 contractions (FP32 "
+                "inputs and accumulator"
+             << (config.otherType ? ", or inputs of the mixed precision "
+                                    "before it"
+                                  : "")
              << ")";
   }
   MLIRContext *ctx = op->getContext();
@@ -327,8 +415,8 @@ LogicalResult FP8Rewriter::rewriteContraction(linalg::LinalgOp op,
       replaced.push_back(def);
   inputs->lhs->set(used[0]->quantized);
   inputs->rhs->set(used[1]->quantized);
-  // A bf16 copy (fp8-other-type) that only this contraction read goes, with
-  // the empty tensor it was written into.
+  // A bf16 copy (bf16 mixed precision) that only this contraction read goes,
+  // with the empty tensor it was written into.
   for (Operation *def : replaced) {
     if (!isOpTriviallyDead(def))
       continue;
@@ -546,7 +634,7 @@ DenseSet<Operation *> FP8Rewriter::findWeightGradients() const {
   return weightGradients;
 }
 
-/// With fp8-keep-first-last: the first layers (contractions reading the
+/// With keep-first-last: the first layers (contractions reading the
 /// batch through no other contraction), the last ones (feeding the loss
 /// through no other contraction) and the backward contractions that read
 /// their inputs.
@@ -617,7 +705,7 @@ FP8Rewriter::getKeptReason(Operation *op, const DenseSet<Value> &parameterViews,
       it->second.kind != PrecisionClass::Contraction)
     return it->second.rule;
   if (endLayers.contains(op))
-    return "fp8-keep-first-last: the first or last layer, or one of their "
+    return "keep-first-last: the first or last layer, or one of their "
            "gradients";
   if (config.contractions == FP8ContractionSet::Layers &&
       !weightGradients.contains(op)) {
@@ -625,7 +713,7 @@ FP8Rewriter::getKeptReason(Operation *op, const DenseSet<Value> &parameterViews,
         matchMultiplyAccumulate(cast<linalg::LinalgOp>(op), ScalarCasts::Any);
     if (!inputs || (!parameterViews.contains(inputs->lhs->get()) &&
                     !parameterViews.contains(inputs->rhs->get())))
-      return "fp8-contractions=layers: no parameter operand and not a weight "
+      return "contractions=layers: no parameter operand and not a weight "
              "gradient (attention-style product of activations)";
   }
   return "";
@@ -659,8 +747,6 @@ LogicalResult FP8Rewriter::run() {
         entry.policyRule = it->second.rule;
       if (failed(rewriteContraction(cast<linalg::LinalgOp>(op), entry)))
         return failure();
-      if (config.quantizedOps)
-        config.quantizedOps->insert(op);
     }
     report.contractions.push_back(std::move(entry));
   }
@@ -669,8 +755,14 @@ LogicalResult FP8Rewriter::run() {
   return success();
 }
 
-FailureOr<FP8FunctionReport>
-mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
+/// Rewrites the contractions of `func` (explicit forward and backward, after
+/// autodiff) to FP8 with per-tensor scaling. A function without
+/// `recast.param` arguments is not a training step and is left as it is
+/// (the report says so). The delayed recipe appends two `recast.state`
+/// arguments and results per quantized tensor. Errors are emitted on the
+/// offending op.
+static FailureOr<FP8FunctionReport> applyFP8Scaling(func::FuncOp func,
+                                                    const FP8Config &config) {
   FP8FunctionReport report;
   report.name = func.getSymName().str();
   if (func.isExternal()) {
@@ -684,7 +776,7 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
   if (!hasParams) {
     report.skippedReason =
         std::string("not a training step (no recast.param argument): ") +
-        (config.otherType ? typeName(config.otherType) + " (fp8-other-type)"
+        (config.otherType ? typeName(config.otherType) + " (mixed precision)"
                           : std::string("FP32"));
     return report;
   }
@@ -699,8 +791,7 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
   }
   // The loss (first result) separates the forward (E4M3) from the gradients
   // (E5M2), and delayed scaling appends state.
-  if (failed(TrainingStepSignature(func).verify(
-          func, "--recast-mixed-precision=compute-type=fp8")))
+  if (failed(TrainingStepSignature(func).verify(func, "--recast-fp8-scaling")))
     return failure();
 
   report.activationBytesBefore = getProducedTensorBytes(func);
@@ -711,20 +802,10 @@ mlir::recast::applyFP8Scaling(func::FuncOp func, const FP8Config &config) {
   return report;
 }
 
-LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
-                                                    const FP8Config &config,
-                                                    StringRef reportPath) {
-  std::vector<FP8FunctionReport> reports;
-  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-    if (func.isExternal())
-      continue;
-    FailureOr<FP8FunctionReport> report = applyFP8Scaling(func, config);
-    if (failed(report))
-      return failure();
-    reports.push_back(std::move(*report));
-  }
-  if (reportPath.empty())
-    return success();
+/// Writes the JSON report of `reports` to `reportPath` (`-`: stdout).
+static LogicalResult writeFP8Report(ModuleOp module, const FP8Config &config,
+                                    ArrayRef<FP8FunctionReport> reports,
+                                    StringRef reportPath) {
   return writeJSONReport(reportPath, module, [&](llvm::json::OStream &json) {
     json.object([&] {
       json.attribute("compute_type", "fp8");
@@ -742,8 +823,6 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
                                                                       : "all");
       json.attribute("fp8_other_type",
                      config.otherType ? typeName(config.otherType) : "f32");
-      if (config.otherOpsReport)
-        json.attributeObject("other_ops", [&] { config.otherOpsReport(json); });
       json.attributeArray("functions", [&] {
         for (const FP8FunctionReport &fn : reports) {
           json.object([&] {
@@ -801,4 +880,130 @@ LogicalResult mlir::recast::applyFP8ScalingToModule(ModuleOp module,
       });
     });
   });
+}
+
+namespace {
+struct RecastFP8ScalingPass
+    : public recast::impl::RecastFP8ScalingPassBase<RecastFP8ScalingPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerPrecisionInterfaceExternalModels(registry);
+  }
+
+  /// A value outside an enum option's set is refused with the values it
+  /// takes.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (llvm::Error err = checkEnumValues(
+            options, {{"recipe", &recipe.getParser()},
+                      {"contractions", &contractions.getParser()}}))
+      return errorHandler("--recast-fp8-scaling: " +
+                          llvm::toString(std::move(err)));
+    return Base::initializeOptions(options, errorHandler);
+  }
+
+  void runOnOperation() override;
+  /// The type the ops between the FP8 layers were given by mixed precision
+  /// before this pass (null: FP32), or failure after an error.
+  FailureOr<FloatType> getOtherType();
+};
+} // namespace
+
+FailureOr<FloatType> RecastFP8ScalingPass::getOtherType() {
+  ModuleOp module = getOperation();
+  auto mixed =
+      module->getAttrOfType<StringAttr>(RecastDialect::kMixedPrecisionAttrName);
+  if (!mixed)
+    return FloatType();
+  if (mixed.getValue() == "bf16")
+    return FloatType(BFloat16Type::get(&getContext()));
+  emitError(module.getLoc())
+      << "--recast-fp8-scaling: FP8 contractions run among FP32 or bf16 ops, "
+         "and this module's are "
+      << mixed.getValue()
+      << " (--recast-mixed-precision=compute-type=" << mixed.getValue() << ")";
+  return failure();
+}
+
+void RecastFP8ScalingPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto fail = [&](const Twine &message) {
+    emitError(module.getLoc()) << "--recast-fp8-scaling: " << message;
+    signalPassFailure();
+  };
+  // Options that would change nothing are errors, not silently ignored.
+  if (amaxHistory < 1 || amaxHistory > (1 << 20))
+    return fail(llvm::formatv("amax-history={0} must be in [1, 2^20]",
+                              static_cast<int64_t>(amaxHistory)));
+  if (margin < 0 || margin > 64)
+    return fail(llvm::formatv("margin={0} must be in [0, 64]",
+                              static_cast<int64_t>(margin)));
+  if (recipe == FP8Recipe::Current && amaxHistory.hasValue())
+    return fail("amax-history applies to recipe=delayed; the current recipe "
+                "scales each tensor by its own amax and keeps no history");
+  // The contractions are found on the explicit backward, which autodiff
+  // writes.
+  WalkResult undifferentiated = module.walk([](ValueAndGradOp op) {
+    op.emitError() << "--recast-fp8-scaling quantizes the contractions of the "
+                      "explicit backward: run --recast-autodiff before it "
+                      "(and --recast-loss-scaling before that)";
+    return WalkResult::interrupt();
+  });
+  if (undifferentiated.wasInterrupted())
+    return signalPassFailure();
+  // Quantizing again would scale values that are already scaled.
+  if (auto done =
+          module->getAttrOfType<StringAttr>(RecastDialect::kFP8ScalingAttrName))
+    return fail("the module was already rewritten by this pass (recipe=" +
+                done.getValue() + "); run it once");
+  FailureOr<FloatType> otherType = getOtherType();
+  if (failed(otherType))
+    return signalPassFailure();
+  // Overrides and the policy are checked before anything changes.
+  if (failed(verifyFP8PrecisionOverrides(module, *otherType)))
+    return signalPassFailure();
+  FailureOr<PrecisionPolicy> policyRules =
+      PrecisionPolicy::loadFor(module, policy, "--recast-fp8-scaling");
+  if (failed(policyRules))
+    return signalPassFailure();
+
+  FP8Config config;
+  config.recipe = recipe;
+  config.contractions = contractions;
+  config.amaxHistory = amaxHistory;
+  config.margin = margin;
+  config.keepFirstLast = keepFirstLast;
+  config.policy = &*policyRules;
+  config.otherType = *otherType;
+  std::vector<FP8FunctionReport> reports;
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    if (func.isExternal())
+      continue;
+    // Under a loss scale S the gradients are S times larger: a first scale
+    // of 1 would saturate them.
+    config.initialGradientScale = 1.0;
+    if (std::optional<double> scale = getInitialLossScale(func))
+      config.initialGradientScale = 1.0 / *scale;
+    FailureOr<FP8FunctionReport> report = applyFP8Scaling(func, config);
+    if (failed(report))
+      return signalPassFailure();
+    numQuantizations += report->sites.size();
+    numQuantizedContractions +=
+        llvm::count_if(report->contractions, [](const FP8Contraction &c) {
+          return c.keptReason.empty();
+        });
+    reports.push_back(std::move(*report));
+  }
+  if (!report.empty() &&
+      failed(writeFP8Report(module, config, reports, report)))
+    return signalPassFailure();
+  // The marks of autodiff served the policy; nothing after reads them.
+  module.walk([](Operation *op) {
+    op->removeAttr(RecastDialect::kGradientOfAttrName);
+  });
+  module->setAttr(RecastDialect::kFP8ScalingAttrName,
+                  StringAttr::get(&getContext(), getEnumOptionName(recipe)));
 }

@@ -11,8 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FP8Scaling.h"
-#include "LossScaling.h"
 #include "MixedPrecisionAnalysis.h"
 #include "OptionValues.h"
 #include "ReportFile.h"
@@ -693,8 +691,6 @@ struct FunctionReport {
     bool contraction;
     /// An explicit conversion of the input that the pass removed.
     bool removedCast = false;
-    /// The op, for identity only (it may have been erased since).
-    Operation *identity = nullptr;
   };
   std::vector<OpEntry> ops;
   SmallVector<CastRecord> casts;
@@ -718,9 +714,6 @@ struct RecastMixedPrecisionPass
       function_ref<LogicalResult(const Twine &)> errorHandler) override {
     if (llvm::Error err = checkEnumValues(
             options, {{"compute-type", &computeType.getParser()},
-                      {"fp8-recipe", &fp8Recipe.getParser()},
-                      {"fp8-contractions", &fp8Contractions.getParser()},
-                      {"fp8-other-type", &fp8OtherType.getParser()},
                       {"saved-activations", &savedActivations.getParser()}}))
       return errorHandler("--recast-mixed-precision: " +
                           llvm::toString(std::move(err)));
@@ -739,52 +732,6 @@ struct RecastMixedPrecisionPass
 
 static void emitFunctionReports(llvm::json::OStream &json,
                                 ArrayRef<FunctionReport> reports);
-
-/// The other ops of compute-type=fp8 with fp8-other-type=f32, for the
-/// report: every op but the contractions (which the FP8 report lists) keeps
-/// the precision it is written in. Built on the explicit backward, before
-/// the FP8 rewrite, so that the indices are those of the contractions.
-static std::vector<FunctionReport>
-reportOpsAsWritten(ModuleOp module, const PrecisionPolicy &policyRules) {
-  std::vector<FunctionReport> reports;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal())
-      continue;
-    FunctionReport fnReport;
-    fnReport.name = func.getSymName().str();
-    fnReport.bytesBefore = fnReport.bytesAfter = getProducedTensorBytes(func);
-    for (auto [index, op] :
-         llvm::enumerate(func.getBody().front().without_terminator())) {
-      // Empty tensors hold no values, scalars are not tensors of the step.
-      if (isa<tensor::EmptyOp>(op) ||
-          llvm::none_of(op.getResultTypes(), llvm::IsaPred<TensorType>))
-        continue;
-      std::optional<PrecisionClassification> cls;
-      if (auto precision = dyn_cast<PrecisionClassOpInterface>(&op))
-        cls = policyRules.apply(&op, precision.classifyPrecision());
-      if (cls && cls->kind == PrecisionClass::Contraction)
-        continue;
-      FunctionReport::OpEntry entry;
-      entry.index = index;
-      entry.op = op.getName().getStringRef().str();
-      entry.loc = formatLocation(op.getLoc());
-      entry.cls = cls ? stringifyPrecisionClass(cls->kind).str() : "none";
-      entry.contraction = false;
-      entry.precision = entry.stored = "unchanged";
-      for (Value result : op.getResults()) {
-        if (FloatType element = getFloatElementType(result.getType());
-            element && entry.precision == "unchanged")
-          entry.precision = entry.stored = typeName(element);
-        addBytes(entry.bytes, result.getType());
-      }
-      entry.rule = "fp8-other-type=f32: only contractions run in FP8; the "
-                   "other ops compute as written";
-      fnReport.ops.push_back(std::move(entry));
-    }
-    reports.push_back(std::move(fnReport));
-  }
-  return reports;
-}
 
 /// Warns about each op of the user's code in a function body whose regions
 /// (scf.for, scf.if) hold float computations: the pass decides the ops of
@@ -827,49 +774,14 @@ void RecastMixedPrecisionPass::runOnOperation() {
     emitError(module.getLoc()) << "--recast-mixed-precision: " << message;
     signalPassFailure();
   };
-  bool fp8 = computeType == MixedPrecisionType::FP8;
   FloatType lowType;
-  if (computeType == MixedPrecisionType::BF16 ||
-      (fp8 && fp8OtherType == FP8OtherType::BF16))
-    // FP8 contractions among bf16 ops: the bf16 policy decides every op
-    // first, then the contractions it runs in bf16 are quantized.
+  if (computeType == MixedPrecisionType::BF16)
     lowType = BFloat16Type::get(ctx);
   else if (computeType == MixedPrecisionType::F16)
     lowType = Float16Type::get(ctx);
-  else if (!fp8)
-    return fail("a compute type is needed: bf16, f16 or fp8");
-  // FP8 (FP8Scaling.h): contractions only, with per-tensor scaling.
-  FP8Config fp8Config;
-  fp8Config.recipe = fp8Recipe;
-  fp8Config.contractions = fp8Contractions;
-  fp8Config.amaxHistory = amaxHistory;
-  fp8Config.margin = margin;
-  fp8Config.keepFirstLast = fp8KeepFirstLast;
-  if (llvm::Error err = checkFP8Numbers(fp8Config))
-    return fail(llvm::toString(std::move(err)));
-  // Options that would change nothing are errors, not silently ignored.
-  if (!fp8 && (isGivenOtherThanDefault(fp8Recipe) ||
-               isGivenOtherThanDefault(amaxHistory) ||
-               isGivenOtherThanDefault(margin) ||
-               isGivenOtherThanDefault(fp8Contractions) ||
-               isGivenOtherThanDefault(fp8KeepFirstLast) ||
-               isGivenOtherThanDefault(fp8OtherType)))
-    return fail("fp8-recipe, amax-history, margin, fp8-contractions, "
-                "fp8-keep-first-last and fp8-other-type apply to "
-                "compute-type=fp8, not '" +
-                stringifyMixedPrecisionType(computeType) + "'");
-  // Under FP8 with FP32 between the layers no activation is FP32 because of
-  // a low-precision policy: the option would change nothing.
-  if (fp8 && fp8OtherType == FP8OtherType::F32 &&
-      isGivenOtherThanDefault(savedActivations))
-    return fail("saved-activations applies to bf16 and f16, and to fp8 with "
-                "fp8-other-type=bf16; with fp8-other-type=f32 the ops between "
-                "the FP8 layers are FP32");
-  if (fp8 && fp8Recipe == FP8Recipe::Current &&
-      isGivenOtherThanDefault(amaxHistory))
-    return fail("amax-history applies to fp8-recipe=delayed; the current "
-                "recipe scales each tensor by its own amax and keeps no "
-                "history");
+  else
+    return fail("a compute type is needed: bf16 or f16 (FP8 contractions are "
+                "--recast-fp8-scaling)");
   // Precision is decided on the explicit backward, which autodiff writes.
   WalkResult undifferentiated = module.walk([](ValueAndGradOp op) {
     op.emitError() << "--recast-mixed-precision decides the precision of the "
@@ -890,69 +802,36 @@ void RecastMixedPrecisionPass::runOnOperation() {
         << done.getValue() << "); run it once";
     return signalPassFailure();
   }
-
-  // Overrides are checked before anything changes: the bf16 policy would
-  // otherwise refuse an FP8 format with its own reason.
-  if (fp8 && failed(verifyFP8PrecisionOverrides(module, lowType)))
+  // Its FP8 contractions read inputs scaled for FP32 values and write FP32
+  // accumulators: casting around them would change what was scaled.
+  if (module->hasAttr(RecastDialect::kFP8ScalingAttrName)) {
+    emitError(module.getLoc())
+        << "--recast-mixed-precision: the module's contractions are already "
+           "FP8 (--recast-fp8-scaling): run --recast-mixed-precision before "
+           "it";
     return signalPassFailure();
+  }
 
   // The policy is read before anything changes: a bad file leaves the
   // module as it was.
-  llvm::Expected<PrecisionPolicy> loaded = PrecisionPolicy::load(policy, ctx);
-  if (!loaded) {
-    emitError(module.getLoc())
-        << "--recast-mixed-precision: " << llvm::toString(loaded.takeError());
-    return signalPassFailure();
-  }
-  PrecisionPolicy policyRules = std::move(*loaded);
-  WalkResult policyCheck = module.walk([&](PrecisionClassOpInterface op) {
-    return failed(policyRules.verify(op, op.classifyPrecision()))
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  if (policyCheck.wasInterrupted())
+  FailureOr<PrecisionPolicy> policyRules =
+      PrecisionPolicy::loadFor(module, policy, "--recast-mixed-precision");
+  if (failed(policyRules))
     return signalPassFailure();
 
   warnAboutNestedRegions(module);
 
   std::vector<FunctionReport> reports;
-  if (lowType && failed(applyLowPrecision(lowType, policyRules, reports)))
+  if (failed(applyLowPrecision(lowType, *policyRules, reports)))
     return signalPassFailure();
-  if (fp8) {
-    fp8Config.policy = &policyRules;
-    // Under a loss scale S the gradients are S times larger: a first scale
-    // of 1 would saturate them.
-    for (auto func : module.getOps<func::FuncOp>())
-      if (std::optional<double> scale = getInitialLossScale(func))
-        fp8Config.initialGradientScale = 1.0 / *scale;
-    fp8Config.otherType = lowType;
-    if (!lowType && !report.empty())
-      reports = reportOpsAsWritten(module, policyRules);
-    llvm::DenseSet<Operation *> quantized;
-    fp8Config.quantizedOps = &quantized;
-    fp8Config.otherOpsReport = [&](llvm::json::OStream &json) {
-      // The bf16 policy decided before the FP8 rewrite: the contractions it
-      // gave bf16 inputs that now read FP8 say so.
-      for (FunctionReport &fn : reports)
-        for (FunctionReport::OpEntry &entry : fn.ops)
-          if (entry.contraction && quantized.contains(entry.identity)) {
-            entry.precision = "fp8";
-            entry.rule = "FP8 contraction: E4M3/E5M2 inputs with per-tensor "
-                         "scaling, FP32 accumulator (functions[].contractions "
-                         "lists its quantizations); before it, " +
-                         entry.rule;
-          }
-      emitFunctionReports(json, reports);
-    };
-    if (failed(applyFP8ScalingToModule(module, fp8Config, report)))
-      return signalPassFailure();
-  } else if (!report.empty()) {
+  if (!report.empty())
     writeReport(reports);
-  }
-  // The marks of autodiff served the policy; nothing after reads them.
-  module.walk([](Operation *op) {
-    op->removeAttr(RecastDialect::kGradientOfAttrName);
-  });
+  // The marks of autodiff served the policy; nothing after reads them
+  // unless a later pass applies a policy too.
+  if (!keepGradientMarks)
+    module.walk([](Operation *op) {
+      op->removeAttr(RecastDialect::kGradientOfAttrName);
+    });
   module->setAttr(
       RecastDialect::kMixedPrecisionAttrName,
       StringAttr::get(ctx, stringifyMixedPrecisionType(computeType)));
@@ -979,7 +858,6 @@ LogicalResult RecastMixedPrecisionPass::applyLowPrecision(
         continue;
       entryOps.push_back(d.op);
       FunctionReport::OpEntry entry;
-      entry.identity = d.op;
       entry.index = d.index;
       entry.op = d.op->getName().getStringRef().str();
       entry.loc = formatLocation(d.op->getLoc());

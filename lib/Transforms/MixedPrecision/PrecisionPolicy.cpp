@@ -100,6 +100,26 @@ llvm::Expected<PrecisionPolicy> PrecisionPolicy::load(StringRef nameOrPath,
   return parse((*buffer)->getBuffer(), nameOrPath, context);
 }
 
+FailureOr<PrecisionPolicy> PrecisionPolicy::loadFor(ModuleOp module,
+                                                    StringRef nameOrPath,
+                                                    StringRef passName) {
+  llvm::Expected<PrecisionPolicy> loaded =
+      load(nameOrPath, module.getContext());
+  if (!loaded) {
+    emitError(module.getLoc())
+        << passName << ": " << llvm::toString(loaded.takeError());
+    return failure();
+  }
+  WalkResult check = module.walk([&](PrecisionClassOpInterface op) {
+    return failed(loaded->verify(op, op.classifyPrecision()))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (check.wasInterrupted())
+    return failure();
+  return std::move(*loaded);
+}
+
 llvm::Expected<PrecisionPolicy>
 PrecisionPolicy::parse(StringRef json, StringRef source, MLIRContext *context) {
   auto error = [&](const Twine &message) {

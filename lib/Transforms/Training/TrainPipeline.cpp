@@ -10,6 +10,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,6 +54,14 @@ llvm::Error TrainPipelineOptions::validate() const {
   if (savedActivations.hasValue() && !mixed)
     return error("saved-activations applies to mixed precision: give a "
                  "compute type (bf16 or f16) with it");
+  // Under FP8 with FP32 between the layers no activation is FP32 because of
+  // a low-precision policy: the option would change nothing.
+  if (savedActivations.hasValue() &&
+      mixedPrecision == MixedPrecisionType::FP8 &&
+      fp8OtherType != FP8OtherType::BF16)
+    return error("saved-activations applies to bf16 and f16, and to fp8 with "
+                 "fp8-other-type=bf16; with fp8-other-type=f32 the ops "
+                 "between the FP8 layers are FP32");
   return llvm::Error::success();
 }
 
@@ -96,8 +105,11 @@ public:
     return *this;
   }
   PassOptionText &add(StringRef key, StringRef value) {
-    // Quoted: a file path may hold spaces.
-    text += (" " + key + "=\"" + value + "\"").str();
+    // A file path may hold spaces; an enum value may not be quoted.
+    if (value.contains(' '))
+      text += (" " + key + "=\"" + value + "\"").str();
+    else
+      text += (" " + key + "=" + value).str();
     return *this;
   }
   PassOptionText &add(StringRef key, double value) {
@@ -123,10 +135,14 @@ public:
   /// `pass` with these options. The pipeline's options were validated, so
   /// that the pass accepts them.
   std::unique_ptr<Pass> apply(std::unique_ptr<Pass> pass) const {
-    LogicalResult parsed =
-        pass->initializeOptions(text, [](const Twine &) { return failure(); });
-    assert(succeeded(parsed) && "the pipeline's options were validated");
-    (void)parsed;
+    std::string error;
+    if (failed(pass->initializeOptions(text, [&](const Twine &message) {
+          error = message.str();
+          return failure();
+        })))
+      llvm::report_fatal_error(llvm::Twine("recast-train-pipeline built "
+                                           "options its stage refuses: ") +
+                               error);
     return pass;
   }
 
@@ -168,19 +184,34 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
   autodiff.gradientOrigins = options.mixedPrecision != MixedPrecisionType::None;
   pm.addPass(createRecastAutodiffPass(autodiff));
   // Mixed precision on the explicit backward: gradients computed in the
-  // compute type like the forward, FP32 master weights and updates.
-  if (options.mixedPrecision != MixedPrecisionType::None)
-    pm.addPass(PassOptionText()
-                   .add("compute-type", options.mixedPrecision)
-                   .add("policy", options.precisionPolicy)
-                   .add("fp8-recipe", options.fp8Recipe)
-                   .add("amax-history", options.amaxHistory)
-                   .add("margin", options.margin)
-                   .add("fp8-contractions", options.fp8Contractions)
-                   .add("fp8-keep-first-last", options.fp8KeepFirstLast)
-                   .add("fp8-other-type", options.fp8OtherType)
+  // compute type like the forward, FP32 master weights and updates. Under
+  // FP8 with bf16 between the layers the bf16 policy decides every op first
+  // and the FP8 rewrite reads its marks too.
+  bool fp8 = options.mixedPrecision == MixedPrecisionType::FP8;
+  bool bf16BetweenFP8 = fp8 && options.fp8OtherType == FP8OtherType::BF16;
+  if ((options.mixedPrecision != MixedPrecisionType::None && !fp8) ||
+      bf16BetweenFP8) {
+    PassOptionText text;
+    if (bf16BetweenFP8)
+      text.add("compute-type", StringRef("bf16"))
+          .add("keep-gradient-marks", true);
+    else
+      text.add("compute-type", options.mixedPrecision);
+    pm.addPass(text.add("policy", options.precisionPolicy)
                    .add("saved-activations", options.savedActivations)
                    .apply(createRecastMixedPrecisionPass()));
+  }
+  // FP8 contractions with per-tensor scaling, among the FP32 ops or the
+  // bf16 ones mixed precision left.
+  if (fp8)
+    pm.addPass(PassOptionText()
+                   .add("recipe", options.fp8Recipe)
+                   .add("amax-history", options.amaxHistory)
+                   .add("margin", options.margin)
+                   .add("contractions", options.fp8Contractions)
+                   .add("keep-first-last", options.fp8KeepFirstLast)
+                   .add("policy", options.precisionPolicy)
+                   .apply(createRecastFP8ScalingPass()));
   // Transposes that only feed a GEMM (nn.Linear's weight.t(), a tied LM
   // head, their re-transposes in the backward) are the GEMM's flags.
   pm.addNestedPass<func::FuncOp>(createRecastFoldTransposesPass());

@@ -1,7 +1,8 @@
 //===- Passes.td - mixed precision -------------------------*- tablegen -*-===//
 //
 // Low-precision compute with FP32 accumulators and master weights: loss
-// scaling, and the bf16 / f16 / FP8 rewrite of a differentiated step.
+// scaling, the bf16 / f16 rewrite of a differentiated step and its FP8
+// contractions.
 //===----------------------------------------------------------------------===//
 
 #ifndef RECAST_TRANSFORMS_MIXEDPRECISION_PASSES_TD
@@ -198,30 +199,22 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
     The ops `--recast-autodiff=gradient-origins=true` made for a forward
     op's gradients carry `recast.gradient_of` (the names the forward op
     matches): a policy entry covers them as it covers their forward op (the
-    training pipeline marks them). The pass removes the marks.
+    training pipeline marks them). The pass removes the marks, unless
+    `keep-gradient-marks=true` leaves them for a later pass that applies a
+    policy too (`--recast-fp8-scaling`).
 
-    `compute-type=fp8` (docs/MixedPrecision.md) quantizes contractions to
-    FP8 with per-tensor scaling instead, emitting `recast.amax`,
-    `recast.quantize`, `recast.dequantize` and `recast.fp8_scale_update`
-    (lowered by `--recast-lower-fp8-ops`); there `policy=` decides which ops
-    are contractions, and every other op stays FP32 (bf16 with
-    `fp8-other-type=bf16`). `recast.precision = "f32"` keeps a contraction
-    or a function out of FP8; with `fp8-other-type=bf16`, `"bf16"` and
-    `"f16"` do too, in that type.
+    FP8 contractions are `--recast-fp8-scaling`, after this pass when the
+    ops between the FP8 layers run in bf16 (`fp8-other-type=bf16` of the
+    training pipeline), instead of it when they stay FP32. Loss scaling is
+    `--recast-loss-scaling`, before autodiff.
 
-    Loss scaling is `--recast-loss-scaling`, before autodiff. Under fp8 the
-    first scale of each gradient (E5M2) quantization is 1/S when the step
-    carries a loss scale S.
-
-    Errors: a `recast.value_and_grad` not yet differentiated,
-    `recast.precision` naming an FP8 type, or naming bf16/f16 under fp8
-    without `fp8-other-type=bf16`, a `recast.param` argument that is not
-    f32, a function with several blocks, FP8 options with another compute
-    type, `saved-activations` under fp8 with FP32 between the layers,
-    `amax-history` with the current recipe, a policy that is not a built-in
-    name or a readable JSON file, or that names an unknown class, list or
-    op, or adds one op to two classes, a module the pass already rewrote (it marks the module
-    `recast.mixed_precision = "<compute type>"`). Dynamically shaped
+    Errors: a `recast.value_and_grad` not yet differentiated, a
+    `recast.param` argument that is not f32, a function with several
+    blocks, a policy that is not a built-in name or a readable JSON file,
+    or that names an unknown class, list or op, or adds one op to two
+    classes, a module the pass already rewrote (it marks the module
+    `recast.mixed_precision = "<compute type>"`) or whose contractions
+    `--recast-fp8-scaling` already quantized. Dynamically shaped
     tensors are supported: conversions take their sizes from the tensors
     they convert.
   }];
@@ -233,51 +226,11 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
              clEnumValN(::mlir::recast::MixedPrecisionType::BF16, "bf16",
                         "bfloat16 with FP32 accumulators"),
              clEnumValN(::mlir::recast::MixedPrecisionType::F16, "f16",
-                        "float16 with FP32 accumulators"),
-             clEnumValN(::mlir::recast::MixedPrecisionType::FP8, "fp8",
-                        "contractions in E4M3/E5M2 with per-tensor scaling"),
-             clEnumValN(::mlir::recast::MixedPrecisionType::FP8, "f8",
-                        "the same as fp8"))}]>,
+                        "float16 with FP32 accumulators"))}]>,
     Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
            "Op classes: a built-in policy (default, contractions-only) or a "
            "JSON file with add/remove lists per class (contraction, "
            "sensitive, follow)">,
-    Option<"fp8Recipe", "fp8-recipe", "::mlir::recast::FP8Recipe",
-           /*default=*/"::mlir::recast::FP8Recipe::Delayed",
-           "compute-type=fp8: the amax behind each scale",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::recast::FP8Recipe::Delayed, "delayed",
-                        "the maximum over a history of past steps"),
-             clEnumValN(::mlir::recast::FP8Recipe::Current, "current",
-                        "the tensor's own, computed before it is "
-                        "quantized"))}]>,
-    Option<"amaxHistory", "amax-history", "int64_t", /*default=*/"1024",
-           "compute-type=fp8, delayed recipe: amaxes kept per tensor">,
-    Option<"margin", "margin", "int64_t", /*default=*/"0",
-           "compute-type=fp8: scales are (FP8 max / amax) / 2^margin">,
-    Option<"fp8Contractions", "fp8-contractions",
-           "::mlir::recast::FP8ContractionSet",
-           /*default=*/"::mlir::recast::FP8ContractionSet::Layers",
-           "compute-type=fp8: which contractions run in FP8",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::recast::FP8ContractionSet::Layers, "layers",
-                        "contractions with a parameter operand and weight "
-                        "gradients"),
-             clEnumValN(::mlir::recast::FP8ContractionSet::All, "all",
-                        "every contraction"))}]>,
-    Option<"fp8KeepFirstLast", "fp8-keep-first-last", "bool",
-           /*default=*/"false",
-           "compute-type=fp8: keep the first layer (reading the batch) and "
-           "the last (feeding the loss), with their gradients, in FP32">,
-    Option<"fp8OtherType", "fp8-other-type", "::mlir::recast::FP8OtherType",
-           /*default=*/"::mlir::recast::FP8OtherType::F32",
-           "compute-type=fp8: what the ops other than the FP8 contractions "
-           "run in",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::recast::FP8OtherType::F32, "f32", "FP32"),
-             clEnumValN(::mlir::recast::FP8OtherType::BF16, "bf16",
-                        "decided by the bf16 policy, as Transformer Engine "
-                        "runs its FP8 layers under bf16 autocast"))}]>,
     Option<"savedActivations", "saved-activations",
            "::mlir::recast::SavedActivationsKind",
            /*default=*/"::mlir::recast::SavedActivationsKind::ComputeType",
@@ -287,6 +240,10 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
                         "compute-type", "a copy rounded to the compute type"),
              clEnumValN(::mlir::recast::SavedActivationsKind::AsComputed,
                         "as-computed", "the FP32 value"))}]>,
+    Option<"keepGradientMarks", "keep-gradient-marks", "bool",
+           /*default=*/"false",
+           "Leave autodiff's recast.gradient_of marks for a later pass that "
+           "applies a policy (--recast-fp8-scaling)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Where to write the JSON report: a file path, - for stdout, "
            "empty for none">,
@@ -303,6 +260,117 @@ def RecastMixedPrecisionPass : Pass<"recast-mixed-precision", "ModuleOp"> {
               "values">,
     Statistic<"numLowPrecisionOps", "num-low-precision-ops",
               "Ops that compute in the low-precision type">,
+  ];
+}
+
+def RecastFP8ScalingPass : Pass<"recast-fp8-scaling", "ModuleOp"> {
+  let summary = "Run a training step's contractions in FP8 with per-tensor "
+                "scaling and FP32 accumulators (Transformer Engine's recipe)";
+  let description = [{
+    Runs on training steps after `--recast-autodiff` (and after
+    `--recast-mixed-precision=compute-type=bf16` when the ops between the
+    FP8 layers run in bf16). Each contraction it selects (matmul,
+    batch_matmul, convolution, a `linalg.generic` whose body is
+    `acc + a * b`) reads its inputs in FP8, E4M3FN for forward values and
+    E5M2 for gradients (the HYBRID format), each quantized with a
+    per-tensor scale
+
+        scale = (FP8_MAX / amax) * 2^-margin
+        q     = saturate(x * scale) rounded to the format
+
+    and accumulates in FP32; the accumulator is multiplied by
+    1 / (scale_a * scale_b) right after the op. A tensor read by several
+    contractions in the same format is quantized once.
+
+    `recipe=delayed` (the default) takes amax as the maximum over a history
+    of the amaxes of the previous `amax-history` steps, carried by the step
+    as `recast.state` arguments (history and scale per quantized tensor,
+    appended with their new values to the results), and keeps the previous
+    scale when that amax is zero or not finite; `recipe=current` takes the
+    amax of the tensor itself, computed before it is quantized. Under a loss
+    scale S (`--recast-loss-scaling`) the first scale of each gradient
+    quantization is 1/S, and the state of a skipped step is kept.
+
+    `contractions=layers` (the default) quantizes the contractions of the
+    layers (a parameter, or a view of one, is an operand: linear layers and
+    convolutions with their input gradients) and the weight gradients, as
+    Transformer Engine does; attention's products of activations stay FP32.
+    `contractions=all` quantizes every one. `keep-first-last=true` keeps
+    the first layers (reading the batch) and the last (feeding the loss),
+    with their gradient contractions, in FP32. `policy=` (as
+    `--recast-mixed-precision`'s) decides which ops are contractions: an op
+    it takes out stays as it is, an op it adds is quantized if its body is
+    `acc + a * b`; autodiff's `recast.gradient_of` marks carry an entry to
+    the backward ops of its forward op, and the pass removes them.
+
+    The ops emitted are `recast.amax`, `recast.quantize`,
+    `recast.dequantize` and `recast.fp8_scale_update`, lowered by
+    `--recast-lower-fp8-ops`. Every other op keeps its precision: FP32, or
+    what `--recast-mixed-precision` decided (the module's
+    `recast.mixed_precision = "bf16"`); there a bf16 copy of an FP32 value
+    is quantized from the FP32 value (one rounding).
+    `recast.precision = "f32"` keeps a contraction or a function out of
+    FP8; after bf16 mixed precision, `"bf16"` and `"f16"` do too, in that
+    type.
+
+    The report (`report=<path>`, `-` for stdout) lists per function every
+    contraction (`pass` forward or backward, its FP8 `inputs` and
+    `quantizations`, or the `rule` that kept it), every quantization
+    (`source`, `format`, `bytes`, its state arguments) and
+    `activation_bytes_before`/`_after`.
+
+    Errors: a `recast.value_and_grad` not yet differentiated, a module this
+    pass already rewrote (it marks it `recast.fp8_scaling = "<recipe>"`),
+    mixed precision other than bf16 before it, `recast.precision` naming an
+    FP8 type, or bf16/f16 without bf16 mixed precision before,
+    `amax-history` outside [1, 2^20] or with the current recipe, `margin`
+    outside [0, 64], a policy that is not a built-in name or a readable
+    JSON file, a training step that breaks the training-step contract.
+  }];
+  let options = [
+    Option<"recipe", "recipe", "::mlir::recast::FP8Recipe",
+           /*default=*/"::mlir::recast::FP8Recipe::Delayed",
+           "The amax behind each scale",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::FP8Recipe::Delayed, "delayed",
+                        "the maximum over a history of past steps"),
+             clEnumValN(::mlir::recast::FP8Recipe::Current, "current",
+                        "the tensor's own, computed before it is "
+                        "quantized"))}]>,
+    Option<"amaxHistory", "amax-history", "int64_t", /*default=*/"1024",
+           "Delayed recipe: amaxes kept per tensor">,
+    Option<"margin", "margin", "int64_t", /*default=*/"0",
+           "Scales are (FP8 max / amax) / 2^margin">,
+    Option<"contractions", "contractions",
+           "::mlir::recast::FP8ContractionSet",
+           /*default=*/"::mlir::recast::FP8ContractionSet::Layers",
+           "Which contractions run in FP8",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::recast::FP8ContractionSet::Layers, "layers",
+                        "contractions with a parameter operand and weight "
+                        "gradients"),
+             clEnumValN(::mlir::recast::FP8ContractionSet::All, "all",
+                        "every contraction"))}]>,
+    Option<"keepFirstLast", "keep-first-last", "bool", /*default=*/"false",
+           "Keep the first layer (reading the batch) and the last (feeding "
+           "the loss), with their gradients, out of FP8">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"default\"",
+           "Op classes: a built-in policy (default, contractions-only) or a "
+           "JSON file with add/remove lists per class; its contraction "
+           "class picks the candidates">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Where to write the JSON report: a file path, - for stdout, "
+           "empty for none">,
+  ];
+  let dependentDialects = [
+    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
+    "math::MathDialect", "recast::RecastDialect"
+  ];
+  let statistics = [
+    Statistic<"numQuantizedContractions", "num-quantized-contractions",
+              "Contractions that read FP8 inputs">,
+    Statistic<"numQuantizations", "num-quantizations",
+              "Tensors quantized to FP8">,
   ];
 }
 

@@ -27,6 +27,7 @@
 
 #include "recast/Interfaces/PrecisionInterface.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
@@ -48,6 +49,11 @@ public:
   /// to check).
   static llvm::Expected<PrecisionPolicy> load(StringRef nameOrPath,
                                               MLIRContext *context);
+  /// The policy `nameOrPath` for the ops of `module`: loaded, then checked
+  /// against each of them (verify). Errors, prefixed with `passName` when
+  /// they are the file's, are emitted before anything changes.
+  static FailureOr<PrecisionPolicy>
+  loadFor(ModuleOp module, StringRef nameOrPath, StringRef passName);
   /// Parses policy JSON text; `source` names it in errors.
   static llvm::Expected<PrecisionPolicy> parse(StringRef json, StringRef source,
                                                MLIRContext *context);

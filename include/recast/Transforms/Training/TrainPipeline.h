@@ -126,8 +126,9 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::values(
           clEnumValN(FP8OtherType::F32, "f32", "FP32"),
           clEnumValN(FP8OtherType::BF16, "bf16",
-                     "decided by the bf16 policy, as Transformer Engine "
-                     "runs its FP8 layers under bf16 autocast"))};
+                     "decided by bf16 mixed precision before FP8 scaling, "
+                     "as Transformer Engine runs its FP8 layers under bf16 "
+                     "autocast"))};
   PassOptions::Option<SavedActivationsKind> savedActivations{
       *this, "saved-activations",
       llvm::cl::desc("mixed-precision=bf16|f16 (or fp8 with "

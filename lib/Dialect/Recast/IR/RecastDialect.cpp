@@ -156,7 +156,7 @@ LogicalResult RecastDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be a non-empty array of op names";
     return success();
   }
-  if (name == kMixedPrecisionAttrName) {
+  if (name == kMixedPrecisionAttrName || name == kFP8ScalingAttrName) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<ModuleOp>(op))
       return op->emitError()
              << "'" << name << "' must be a string attribute on a module";

@@ -1,6 +1,6 @@
 // RUN: recast-opt %s --recast-mixed-precision | FileCheck %s
 // RUN: recast-opt %s --recast-mixed-precision=compute-type=f16 | FileCheck %s
-// RUN: recast-opt %s --recast-mixed-precision=compute-type=fp8 | FileCheck %s
+// RUN: recast-opt %s --recast-fp8-scaling | FileCheck %s
 
 /// A structured op on buffers has no results: it is classified by its
 /// inits, and kept as written (the pass takes tensors). This once crashed

@@ -1,8 +1,8 @@
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision | FileCheck %s
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision=compute-type=f16 | FileCheck %s --check-prefix=F16
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision=compute-type=fp8 | FileCheck %s --check-prefix=FP8
+// RUN: recast-opt %s -split-input-file -recast-fp8-scaling | FileCheck %s --check-prefix=FP8
 // RUN: recast-opt %s -split-input-file -recast-mixed-precision=report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: recast-opt %s -split-input-file -recast-mixed-precision="compute-type=fp8 report=-" -o /dev/null | FileCheck %s --check-prefix=FP8-REPORT
+// RUN: recast-opt %s -split-input-file -recast-fp8-scaling=report=- -o /dev/null | FileCheck %s --check-prefix=FP8-REPORT
 
 /// The report gives no size for a dynamically shaped tensor (null, not 0).
 // REPORT:      "op": "linalg.matmul",

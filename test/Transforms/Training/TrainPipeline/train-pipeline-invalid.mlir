@@ -7,6 +7,8 @@
 // RUN: not recast-opt %s -recast-train-pipeline="mixed-precision=f16 growth-interval=5" 2>&1 | FileCheck %s --check-prefix=GROWTH
 // RUN: not recast-opt %s -recast-train-pipeline="precision-policy=contractions-only" 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not recast-opt %s -recast-train-pipeline="saved-activations=as-computed" 2>&1 | FileCheck %s --check-prefix=SAVED
+// RUN: not recast-opt %s -recast-train-pipeline="mixed-precision=fp8 saved-activations=as-computed" 2>&1 | FileCheck %s --check-prefix=SAVED-FP8
+// RUN: echo "module {}" | recast-opt -recast-train-pipeline="mixed-precision=fp8 fp8-other-type=bf16 saved-activations=as-computed" -o /dev/null
 // RUN: not recast-opt %s -recast-train-pipeline="no-such-option=1" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 /// The step must keep the contract at the end.
 // RUN: not recast-opt %s -recast-train-pipeline="entry=not_a_step" 2>&1 | FileCheck %s --check-prefix=CONTRACT
@@ -18,6 +20,8 @@
 // GROWTH: init-scale, growth-factor, backoff-factor, growth-interval and min-loss-scale apply to loss-scale=dynamic, and no loss scaling was given
 // POLICY: a precision policy applies to mixed precision
 // SAVED: saved-activations applies to mixed precision
+/// Under fp8 it applies only with bf16 between the FP8 layers.
+// SAVED-FP8: saved-activations applies to bf16 and f16, and to fp8 with fp8-other-type=bf16; with fp8-other-type=f32 the ops between the FP8 layers are FP32
 // UNKNOWN: invalid options of recast-train-pipeline: {{.*}}no such option no-such-option
 // CONTRACT: error: recast-verify-training-step: @not_a_step is not a training step: it returns 1 value but has 1 recast.param/recast.state argument
 

@@ -2,7 +2,9 @@
 // RUN: recast-opt %s -recast-train-pipeline="entry=train_step mixed-precision=bf16 remat=full" | FileCheck %s --check-prefix=BF16
 // RUN: recast-opt %s -recast-train-pipeline | FileCheck %s --check-prefix=KEEP
 // RUN: recast-opt %s -recast-train-pipeline="mixed-precision=f16 loss-scale=dynamic init-scale=1024 precision-policy=contractions-only" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
-// RUN: recast-opt %s --pass-pipeline='builtin.module(recast-loss-scaling{backoff-factor=5.000000e-01 growth-factor=2.000000e+00 growth-interval=2000 init-scale=1.024000e+03 loss-scale=dynamic min-loss-scale=1.000000e-04}, recast-autodiff{gradient-origins=true}, recast-mixed-precision{amax-history=1024 compute-type=f16 fp8-contractions=layers fp8-keep-first-last=false fp8-other-type=f32 fp8-recipe=delayed margin=0 policy=contractions-only report= saved-activations=compute-type})' -o /dev/null
+// RUN: recast-opt %s --pass-pipeline='builtin.module(recast-loss-scaling{backoff-factor=5.000000e-01 growth-factor=2.000000e+00 growth-interval=2000 init-scale=1.024000e+03 loss-scale=dynamic min-loss-scale=1.000000e-04}, recast-autodiff{gradient-origins=true}, recast-mixed-precision{compute-type=f16 keep-gradient-marks=false policy=contractions-only report= saved-activations=compute-type})' -o /dev/null
+// RUN: recast-opt %s -recast-train-pipeline="mixed-precision=fp8 fp8-recipe=current" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8
+// RUN: recast-opt %s -recast-train-pipeline="mixed-precision=fp8 fp8-other-type=bf16 precision-policy=contractions-only" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=FP8-BF16
 
 /// A step as a frontend writes it: the loss public next to the step, with a
 /// keepdim reduction (constant-result map) and x**2 as math.fpowi. The
@@ -28,9 +30,19 @@
 // ORDER: recast-normalize-import,
 // ORDER-NEXT: recast-loss-scaling{{{.*}} init-scale=1.024000e+03 loss-scale=dynamic
 // ORDER-NEXT: recast-autodiff{gradient-origins=true},
-// ORDER-NEXT: recast-mixed-precision{{{.*}} compute-type=f16 {{.*}} policy=contractions-only
+// ORDER-NEXT: recast-mixed-precision{compute-type=f16 {{.*}}policy=contractions-only
 // ORDER-NEXT: func.func(
 // ORDER-NEXT: recast-fold-transposes
+/// FP8 is a stage of its own: instead of mixed precision when the ops
+/// between the FP8 layers stay FP32, after bf16 mixed precision (which
+/// leaves autodiff's marks to it) when they run in bf16. The policy reaches
+/// both.
+// FP8: recast-autodiff{gradient-origins=true},
+// FP8-NEXT: recast-fp8-scaling{{{.*}} recipe=current
+// FP8-NOT: recast-mixed-precision
+// FP8-BF16: recast-autodiff{gradient-origins=true},
+// FP8-BF16-NEXT: recast-mixed-precision{compute-type=bf16 keep-gradient-marks=true policy=contractions-only
+// FP8-BF16-NEXT: recast-fp8-scaling{{{.*}} policy=contractions-only recipe=delayed
 /// That printed pipeline runs again as printed (the last RUN line): options
 /// printed at their defaults are not taken for options given in vain.
 

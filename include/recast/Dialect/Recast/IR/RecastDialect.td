@@ -64,6 +64,9 @@ def Recast_Dialect : Dialect {
       rewritten by `--recast-mixed-precision` with that compute type; a
       second run is refused (it would decide again on IR that is already
       low precision).
+    * `recast.fp8_scaling` (string, on the module): the module's
+      contractions were quantized by `--recast-fp8-scaling` with that recipe;
+      a second run, or mixed precision after it, is refused.
     * `recast.step_finite` (unit, on the `arith.cmpf` whose `i1` result says
       whether a loss-scaled step's gradients are all finite): the step's
       parameters and state are kept when it is false; state added to the
@@ -96,6 +99,8 @@ def Recast_Dialect : Dialect {
         "recast.forward_of";
     static constexpr ::llvm::StringLiteral kMixedPrecisionAttrName =
         "recast.mixed_precision";
+    static constexpr ::llvm::StringLiteral kFP8ScalingAttrName =
+        "recast.fp8_scaling";
     static constexpr ::llvm::StringLiteral kStepFiniteAttrName =
         "recast.step_finite";
   }];

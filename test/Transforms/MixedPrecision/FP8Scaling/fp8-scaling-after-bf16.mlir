@@ -1,10 +1,14 @@
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-other-type=bf16" -recast-lower-fp8-ops -recast-lower-to-cpu -o /dev/null
-// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16" | FileCheck %s --check-prefix=OVERRIDE
-// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-other-type=bf16 report=-" -o /dev/null | FileCheck %s --check-prefix=OVERRIDE-REPORT
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" -recast-fp8-scaling=recipe=current | FileCheck %s
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true report=%t.mp.json" -recast-fp8-scaling="recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: FileCheck %s --check-prefix=MP-REPORT < %t.mp.json
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" | FileCheck %s --check-prefix=MARKS
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" -recast-fp8-scaling | FileCheck %s --check-prefix=NO-MARKS
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" -recast-fp8-scaling -recast-lower-fp8-ops -recast-lower-to-cpu -o /dev/null
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" -recast-fp8-scaling=recipe=current | FileCheck %s --check-prefix=OVERRIDE
+// RUN: sed 's/%%mm1 = linalg.matmul ins/%%mm1 = linalg.matmul {recast.precision = "bf16"} ins/' %s | recast-opt -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=bf16 keep-gradient-marks=true" -recast-fp8-scaling="recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=OVERRIDE-REPORT
 
-/// fp8-other-type=bf16: the bf16 policy decides every op, then the
+/// After bf16 mixed precision (the pipeline's fp8-other-type=bf16): the bf16
+/// policy decides every op, then the
 /// contractions it would run in bf16 read FP8 inputs instead (Transformer
 /// Engine's FP8 layers under bf16 autocast). The batch and the parameters
 /// are quantized from their FP32 values, not from bf16 copies (one rounding,
@@ -38,26 +42,27 @@
 // CHECK: %[[NW2:.*]] = linalg.generic {{.*}} ins(%[[W2]], %[[G2]] : tensor<16x4xf32>, tensor<16x4xf32>) outs(%{{.*}} : tensor<16x4xf32>)
 // CHECK: return %[[LOSS]], %[[NW1]], %[[NW2]] : tensor<f32>, tensor<8x16xf32>, tensor<16x4xf32>
 
-/// The report names the other type and carries the bf16 policy's decisions
-/// on every op, next to the FP8 contractions. The loss function is no
-/// training step: bf16 alone.
+/// The FP8 report names the other type and lists the FP8 contractions; the
+/// mixed precision report has the bf16 policy's decisions on every op (the
+/// contraction's bf16 inputs that FP8 then replaced). The loss function is
+/// no training step: bf16 alone.
 // REPORT: "fp8_other_type": "bf16",
-// REPORT: "other_ops": {
+// MP-REPORT: "function": "train_step",
+// MP-REPORT: "op": "linalg.matmul",
+// MP-REPORT: "class": "contraction",
+// MP-REPORT-NEXT: "precision": "bf16",
+// MP-REPORT-NEXT: "accumulator": "f32",
 // REPORT: "function": "loss",
-// REPORT-NEXT: "compute_type": "bf16",
-// REPORT: "function": "train_step",
-// REPORT-NEXT: "compute_type": "bf16",
-// REPORT: "op": "linalg.matmul",
-// REPORT: "class": "contraction",
-// REPORT-NEXT: "precision": "fp8",
-// REPORT-NEXT: "accumulator": "f32",
-// REPORT: "rule": "FP8 contraction: E4M3/E5M2 inputs with per-tensor scaling, FP32 accumulator (functions[].contractions lists its quantizations); before it, contraction: bf16 inputs
-// REPORT: "function": "loss",
-// REPORT-NEXT: "skipped": "not a training step (no recast.param argument): bf16 (fp8-other-type)"
+// REPORT-NEXT: "skipped": "not a training step (no recast.param argument): bf16 (mixed precision)"
 // REPORT: "function": "train_step",
 // REPORT: "inputs": [
 // REPORT-NEXT: "f8E4M3FN",
 // REPORT-NEXT: "f8E4M3FN"
+
+/// Mixed precision leaves autodiff's marks for the FP8 rewrite's policy, which
+/// removes them.
+// MARKS: recast.gradient_of
+// NO-MARKS-NOT: recast.gradient_of
 
 /// Among bf16 ops, recast.precision = "bf16" on a contraction keeps it out
 /// of FP8, in bf16 with its FP32 accumulator; autodiff gives the override to

@@ -1,12 +1,12 @@
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all report=%t.default.json" | FileCheck %s --check-prefix=DEFAULT
+// RUN: recast-opt %s -recast-fp8-scaling="recipe=current contractions=all report=%t.default.json" | FileCheck %s --check-prefix=DEFAULT
 // RUN: FileCheck %s --check-prefix=DEFAULT-REPORT < %t.default.json
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all policy=%S/Inputs/policy-edit.json report=%t.edit.json" | FileCheck %s --check-prefix=EDIT
+// RUN: recast-opt %s -recast-fp8-scaling="recipe=current contractions=all policy=%S/../MixedPrecision/Inputs/policy-edit.json report=%t.edit.json" | FileCheck %s --check-prefix=EDIT
 // RUN: FileCheck %s --check-prefix=EDIT-REPORT < %t.edit.json
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all policy=%S/Inputs/policy-fp8-batch.json" | FileCheck %s --check-prefix=BATCH
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all policy=%S/Inputs/policy-fp8-add.json report=%t.add.json" | FileCheck %s --check-prefix=ADD
+// RUN: recast-opt %s -recast-fp8-scaling="recipe=current contractions=all policy=%S/Inputs/policy-fp8-batch.json" | FileCheck %s --check-prefix=BATCH
+// RUN: recast-opt %s -recast-fp8-scaling="recipe=current contractions=all policy=%S/Inputs/policy-fp8-add.json report=%t.add.json" | FileCheck %s --check-prefix=ADD
 // RUN: FileCheck %s --check-prefix=ADD-REPORT < %t.add.json
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 policy=contractions-only" | FileCheck %s --check-prefix=DEFAULT
-// RUN: not recast-opt %s -recast-mixed-precision="compute-type=fp8 policy=%S/Inputs/policy-unknown-op.json" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: recast-opt %s -recast-fp8-scaling=policy=contractions-only | FileCheck %s --check-prefix=DEFAULT
+// RUN: not recast-opt %s -recast-fp8-scaling=policy=%S/../MixedPrecision/Inputs/policy-unknown-op.json 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 /// policy= with compute-type=fp8: the policy's contraction class decides
 /// which ops are candidates for FP8. Every other op is FP32 in this mode,

@@ -1,5 +1,5 @@
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current" | FileCheck %s
-// RUN: recast-opt %s -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=ALL
+// RUN: recast-opt %s -recast-fp8-scaling=recipe=current | FileCheck %s
+// RUN: recast-opt %s -recast-fp8-scaling="recipe=current contractions=all" | FileCheck %s --check-prefix=ALL
 
 #id = affine_map<(i, j) -> (i, j)>
 #all = affine_map<(i, j) -> ()>

@@ -1,13 +1,13 @@
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" | FileCheck %s --check-prefix=CUR
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="recipe=current contractions=all" | FileCheck %s --check-prefix=CUR
 /// compute-type=f8 is the same option as compute-type=fp8.
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=f8 fp8-recipe=current fp8-contractions=all" -o %t.f8.mlir
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-contractions=all" -o %t.fp8.mlir
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="recipe=current contractions=all" -o %t.f8.mlir
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="recipe=current contractions=all" -o %t.fp8.mlir
 // RUN: diff %t.f8.mlir %t.fp8.mlir
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" | FileCheck %s --check-prefix=DEL
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4 fp8-contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 fp8-recipe=current fp8-keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
-// RUN: recast-opt %s -recast-loss-scaling=loss-scale=dynamic -recast-autodiff=gradient-origins=true -recast-mixed-precision="compute-type=fp8 amax-history=4" | FileCheck %s --check-prefix=SCALED
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="amax-history=4 contractions=all margin=2" | FileCheck %s --check-prefix=DEL
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="amax-history=4 contractions=all margin=2" -recast-lower-fp8-ops -cse | FileCheck %s --check-prefix=LOWERED
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="recipe=current report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: recast-opt %s -recast-autodiff=gradient-origins=true -recast-fp8-scaling="recipe=current keep-first-last=true report=-" -o /dev/null | FileCheck %s --check-prefix=ENDS
+// RUN: recast-opt %s -recast-loss-scaling=loss-scale=dynamic -recast-autodiff=gradient-origins=true -recast-fp8-scaling=amax-history=4 | FileCheck %s --check-prefix=SCALED
 
 /// With dynamic loss scaling, a skipped step keeps its FP8 state as it keeps
 /// the parameters: each new amax history and scale is selected on the
@@ -113,21 +113,10 @@
 
 /// The report lists each contraction, forward or backward, the formats of
 /// its inputs and the quantizations (shared ones appear twice). The loss
-/// function itself is not a training step. Every other op, in other_ops,
-/// keeps the precision it is written in (fp8-other-type=f32).
+/// function itself is not a training step. Every other op keeps the
+/// precision it is written in.
 // REPORT: "compute_type": "fp8"
 // REPORT: "fp8_recipe": "current"
-// REPORT: "other_ops": {
-// REPORT: "function": "train_step",
-// REPORT-NEXT: "compute_type": "f32",
-// REPORT: "op": "linalg.generic",
-// REPORT-NEXT: "loc":
-// REPORT-NEXT: "class":
-// REPORT-NEXT: "precision": "f32",
-// REPORT-NEXT: "stored": "f32",
-// REPORT-NEXT: "bytes":
-// REPORT-NEXT: "rule": "fp8-other-type=f32: only contractions run in FP8; the other ops compute as written"
-// REPORT-NOT: "op": "linalg.matmul"
 // REPORT: "functions": [
 // REPORT: "function": "loss",
 // REPORT-NEXT: "skipped": "not a training step (no recast.param argument): FP32"
@@ -154,11 +143,11 @@
 // REPORT-NEXT: "format": "f8E4M3FN",
 // REPORT-NEXT: "bytes": 128
 
-/// fp8-keep-first-last: both layers are the first (reads the batch) or the
+/// keep-first-last: both layers are the first (reads the batch) or the
 /// last (feeds the loss); they and their gradients stay FP32.
 // ENDS: "function": "train_step",
 // ENDS-NOT: "accumulator"
-// ENDS: "rule": "fp8-keep-first-last: the first or last layer, or one of their gradients"
+// ENDS: "rule": "keep-first-last: the first or last layer, or one of their gradients"
 // ENDS-NOT: "accumulator"
 // ENDS: "quantizations": []
 

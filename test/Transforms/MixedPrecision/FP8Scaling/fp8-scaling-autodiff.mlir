@@ -1,12 +1,12 @@
-// RUN: not recast-opt %examples/models/mlp-small.mlir -recast-mixed-precision=compute-type=fp8 2>&1 | FileCheck %s --check-prefix=ORDER
-// RUN: recast-opt %examples/models/mlp-small.mlir -recast-autodiff=gradient-origins=true -recast-mixed-precision=compute-type=fp8 -o %t.ad-mp.mlir
+// RUN: not recast-opt %examples/models/mlp-small.mlir -recast-fp8-scaling 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: recast-opt %examples/models/mlp-small.mlir -recast-autodiff=gradient-origins=true -recast-fp8-scaling -o %t.ad-mp.mlir
 // RUN: FileCheck %s --check-prefix=STEP < %t.ad-mp.mlir
 // RUN: not recast-opt %s -recast-autodiff 2>&1 | FileCheck %s --check-prefix=DIAG
 
 /// The FP8 recipe's ops are emitted on the explicit backward, after
 /// --recast-autodiff, so that autodiff never has to differentiate
 /// recast.quantize or recast.amax; before it the pass refuses the step.
-// ORDER: error: --recast-mixed-precision decides the precision of the explicit backward: run --recast-autodiff before it
+// ORDER: error: --recast-fp8-scaling quantizes the contractions of the explicit backward: run --recast-autodiff before it
 // STEP-LABEL: func.func @train_step
 // STEP-NOT: recast.value_and_grad
 // STEP-COUNT-6: recast.quantize
