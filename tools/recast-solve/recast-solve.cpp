@@ -238,11 +238,15 @@ int main(int argc, char **argv) {
       cl::desc("GiB the milp model may take; larger graphs are refused "
                "before it is built (default: 2)"),
       cl::init(2.0), cl::cat(category));
-  cl::opt<std::string> memoryModel(
-      "memory-model",
-      cl::desc("checkmate (default) or recast (adds resident bytes and "
-               "in-place reuse)"),
-      cl::init("checkmate"), cl::cat(category));
+  cl::opt<MemoryModel> memoryModel(
+      "memory-model", cl::desc("What a schedule's bytes count"),
+      cl::init(MemoryModel::Checkmate),
+      cl::values(clEnumValN(MemoryModel::Checkmate, "checkmate",
+                            "Checkmate's model (default)"),
+                 clEnumValN(MemoryModel::Recast, "recast",
+                            "Checkmate's plus resident bytes and in-place "
+                            "reuse")),
+      cl::cat(category));
   cl::opt<bool> sweep("sweep",
                       cl::desc("Print the memory vs recompute table across "
                                "budgets instead of one schedule"),
@@ -261,9 +265,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "recast-solve: memory-budgeted rematerialization of a graph\n");
 
-  std::optional<MemoryModel> model = parseMemoryModel(memoryModel);
-  if (!model)
-    return fail("--memory-model must be 'checkmate' or 'recast'");
+  MemoryModel model = memoryModel;
   if (!createSolver(solverName))
     return fail("unknown solver '" + solverName +
                 "' (expected one of: " + solverNamesList() + ")");
@@ -281,7 +283,7 @@ int main(int argc, char **argv) {
   auto problem = readGraphFile(inputPath, functionName);
   if (!problem)
     return fail(toString(problem.takeError()));
-  auto baseline = evaluate(*problem, initialSchedule(*problem), *model);
+  auto baseline = evaluate(*problem, initialSchedule(*problem), model);
   if (!baseline)
     return fail(toString(baseline.takeError()));
 
@@ -291,7 +293,7 @@ int main(int argc, char **argv) {
     return fail("cannot write '" + outputPath + "': " + ec.message());
 
   SolveOptions options;
-  options.model = *model;
+  options.model = model;
   options.timeLimitSeconds = timeLimit;
   if (!(milpMemoryLimit > 0))
     return fail("--milp-memory-limit must be positive");
@@ -307,7 +309,7 @@ int main(int argc, char **argv) {
     auto result = solve(*problem, solverName, options);
     if (!result)
       return fail(toString(result.takeError()));
-    writeResult(output, *problem, *baseline, options.budget, *model, *result);
+    writeResult(output, *problem, *baseline, options.budget, model, *result);
     return 0;
   }
 
@@ -322,7 +324,7 @@ int main(int argc, char **argv) {
   writeSweepTable(output, *problem, *baseline, solverName,
                   problem->name.empty() ? StringRef(inputPath)
                                         : StringRef(problem->name),
-                  *model, rows);
+                  model, rows);
   if (!plotPath.empty()) {
     raw_fd_ostream plot(plotPath, ec, sys::fs::OF_Text);
     if (ec)

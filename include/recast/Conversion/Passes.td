@@ -67,7 +67,8 @@ def RecastLowerFP8OpsPass : Pass<"recast-lower-fp8-ops"> {
 
     The FP8 conversions left are lowered by `--recast-expand-fp8` (CPU) or
     `--recast-fp8-to-nvvm` (GPU kernels). `recast-lower-to-cpu` and
-    `recast-lower-to-nvvm` run this pass right after autodiff.
+    `recast-lower-to-nvvm` run this pass first, after aggregate
+    decomposition.
 
     Example:
 

@@ -3,6 +3,7 @@
 #include "recast/Conversion/Passes.h"
 #include "recast/Conversion/Pipelines.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -33,11 +34,34 @@ struct DropRematMarksPass
     });
   }
 };
+
+/// Refuses a `recast.value_and_grad`: the lowering compiles an explicit
+/// step, whose backward the training pipeline (or `--recast-autodiff`)
+/// writes; bufferization would otherwise fail on it with an error that does
+/// not say so.
+struct RequireExplicitBackwardPass
+    : public PassWrapper<RequireExplicitBackwardPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RequireExplicitBackwardPass)
+  StringRef getArgument() const override {
+    return "recast-require-explicit-backward";
+  }
+  void runOnOperation() override {
+    WalkResult found = getOperation()->walk([](recast::ValueAndGradOp op) {
+      op.emitError() << "the lowering compiles an explicit training step: "
+                        "run --recast-train-pipeline (or --recast-autodiff) "
+                        "before it";
+      return WalkResult::interrupt();
+    });
+    if (found.wasInterrupted())
+      signalPassFailure();
+  }
+};
 } // namespace
 
 void mlir::recast::buildLoweringPrefix(OpPassManager &pm, bool expandFP8) {
-  // Training steps written with recast.value_and_grad get their backward.
-  pm.addPass(createRecastAutodiffPass());
+  // The backward of every recast.value_and_grad is the training pipeline's
+  // to write, before lowering.
+  pm.addPass(std::make_unique<RequireExplicitBackwardPass>());
   // Aggregate ops (softmax) become plain linalg ops that every later step
   // understands.
   pm.addNestedPass<func::FuncOp>(createRecastDecomposeAggregatesPass());
