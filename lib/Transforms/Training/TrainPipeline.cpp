@@ -247,7 +247,8 @@ void mlir::recast::registerTrainPipeline() {
       "recast-train-pipeline",
       "Differentiate, cast to mixed precision and rematerialize a training "
       "step: import normalization, loss scaling, autodiff, mixed "
-      "precision, updates in place, remat, training-step contract check",
+      "precision, FP8 scaling, updates in place, remat, training-step "
+      "contract check",
       [](OpPassManager &pm, StringRef text,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         auto options = TrainPipelineOptions::parse(text);

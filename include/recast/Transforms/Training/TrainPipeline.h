@@ -37,7 +37,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   // Mixed precision (recast-mixed-precision).
   PassOptions::Option<MixedPrecisionType> mixedPrecision{
       *this, "mixed-precision",
-      llvm::cl::desc("Compute type of recast-mixed-precision"),
+      llvm::cl::desc("Compute type: bf16 or f16 (recast-mixed-precision), fp8 "
+                     "(recast-fp8-scaling)"),
       llvm::cl::init(MixedPrecisionType::None),
       llvm::cl::values(
           clEnumValN(MixedPrecisionType::None, "none", "FP32 as written"),
