@@ -2,6 +2,7 @@
 
 #include "recast/Analysis/TrainingStep.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
+#include "recast/Dialect/Recast/IR/RecastOps.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -198,4 +199,13 @@ bool TrainingStepParts::isReadByBackward(Value value) const {
     Operation *top = block->findAncestorOpInBlock(*user);
     return top && top != terminator && !forward.contains(top);
   });
+}
+
+LogicalResult mlir::recast::verifyExplicitBackward(Operation *root,
+                                                   const Twine &message) {
+  WalkResult found = root->walk([&](ValueAndGradOp op) {
+    op.emitError(message);
+    return WalkResult::interrupt();
+  });
+  return failure(found.wasInterrupted());
 }

@@ -100,6 +100,11 @@ private:
   llvm::DenseSet<Value> paramCopies;
 };
 
+/// Emits `message` as an error on the first `recast.value_and_grad` under
+/// `root` and fails: for the stages that work on the explicit backward
+/// autodiff writes (the message says what to run before them).
+LogicalResult verifyExplicitBackward(Operation *root, const Twine &message);
+
 } // namespace mlir::recast
 
 #endif // RECAST_ANALYSIS_TRAININGSTEP_H

@@ -1,9 +1,9 @@
 //===- LoweringPrefix.cpp - The first half of both lowering pipelines -----===//
 
+#include "recast/Analysis/TrainingStep.h"
 #include "recast/Conversion/Passes.h"
 #include "recast/Conversion/Pipelines.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
-#include "recast/Dialect/Recast/IR/RecastOps.h"
 #include "recast/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -46,13 +46,10 @@ struct RequireExplicitBackwardPass
     return "recast-require-explicit-backward";
   }
   void runOnOperation() override {
-    WalkResult found = getOperation()->walk([](recast::ValueAndGradOp op) {
-      op.emitError() << "the lowering compiles an explicit training step: "
-                        "run --recast-train-pipeline (or --recast-autodiff) "
-                        "before it";
-      return WalkResult::interrupt();
-    });
-    if (found.wasInterrupted())
+    if (failed(recast::verifyExplicitBackward(
+            getOperation(), "the lowering compiles an explicit training step: "
+                            "run --recast-train-pipeline (or "
+                            "--recast-autodiff) before it")))
       signalPassFailure();
   }
 };

@@ -946,13 +946,10 @@ void RecastFP8ScalingPass::runOnOperation() {
                 "scales each tensor by its own amax and keeps no history");
   // The contractions are found on the explicit backward, which autodiff
   // writes.
-  WalkResult undifferentiated = module.walk([](ValueAndGradOp op) {
-    op.emitError() << "--recast-fp8-scaling quantizes the contractions of the "
-                      "explicit backward: run --recast-autodiff before it "
-                      "(and --recast-loss-scaling before that)";
-    return WalkResult::interrupt();
-  });
-  if (undifferentiated.wasInterrupted())
+  if (failed(verifyExplicitBackward(
+          module, "--recast-fp8-scaling quantizes the contractions of the "
+                  "explicit backward: run --recast-autodiff before it (and "
+                  "--recast-loss-scaling before that)")))
     return signalPassFailure();
   // Quantizing again would scale values that are already scaled.
   if (auto done =

@@ -783,13 +783,10 @@ void RecastMixedPrecisionPass::runOnOperation() {
     return fail("a compute type is needed: bf16 or f16 (FP8 contractions are "
                 "--recast-fp8-scaling)");
   // Precision is decided on the explicit backward, which autodiff writes.
-  WalkResult undifferentiated = module.walk([](ValueAndGradOp op) {
-    op.emitError() << "--recast-mixed-precision decides the precision of the "
-                      "explicit backward: run --recast-autodiff before it "
-                      "(and --recast-loss-scaling before that)";
-    return WalkResult::interrupt();
-  });
-  if (undifferentiated.wasInterrupted())
+  if (failed(verifyExplicitBackward(
+          module, "--recast-mixed-precision decides the precision of the "
+                  "explicit backward: run --recast-autodiff before it (and "
+                  "--recast-loss-scaling before that)")))
     return signalPassFailure();
   // Deciding again on IR that is already low precision would change its
   // numerics (a value stored in bf16 by the first run reads as a bf16 input
