@@ -561,8 +561,16 @@ MlirLogicalResult recastProgramStep(RecastProgram program,
   allocator.resetPeak();
   SmallVector<::recast::HostTensor> values;
   for (const StepArgument &arg : step.getArguments()) {
-    values.push_back(::recast::HostTensor::copyOf(arg.element, arg.shape,
-                                                  arguments[arg.position]));
+    llvm::Expected<::recast::HostTensor> copy = ::recast::HostTensor::copyOf(
+        arg.element, arg.shape, arguments[arg.position]);
+    if (!copy) {
+      for (::recast::HostTensor &value : values)
+        value.release();
+      emit(diagnostics, userData,
+           "error: " + llvm::toString(copy.takeError()) + "\n");
+      return mlirLogicalResultFailure();
+    }
+    values.push_back(*copy);
   }
   llvm::Expected<double> result = step.call(values);
   p->measuredPeak = allocator.peakBytes();

@@ -194,7 +194,10 @@ static llvm::Error downloadMemRef(recast_device_t device,
                                   const ReturnedMemRef &memref,
                                   const ElementKind &element,
                                   ArrayRef<int64_t> shape, HostTensor &out) {
-  out = HostTensor::allocate(element, shape);
+  llvm::Expected<HostTensor> allocated = HostTensor::allocate(element, shape);
+  if (!allocated)
+    return allocated.takeError();
+  out = *allocated;
   int64_t n = out.numElements();
   const char *base = memref.aligned + memref.offset * element.bytes;
   if (isContiguous(memref, shape)) {
@@ -435,7 +438,11 @@ llvm::Error CUDAStep::download(MutableArrayRef<HostTensor> values) {
     return llvm::Error::success();
   for (unsigned position : carried) {
     const StepArgument &arg = args[position];
-    HostTensor updated = HostTensor::allocate(arg.element, arg.shape);
+    llvm::Expected<HostTensor> allocated =
+        HostTensor::allocate(arg.element, arg.shape);
+    if (!allocated)
+      return allocated.takeError();
+    HostTensor updated = *allocated;
     if (recast_memcpy_to_host(device, updated.data(),
                               deviceValues[position].data,
                               size_t(updated.sizeInBytes())) != RECAST_OK) {

@@ -21,32 +21,43 @@ int64_t HostTensor::numElements() const {
 
 /// A tensor of `element` and `shape` whose bytes are left as the tracking
 /// allocator gives them.
-static HostTensor allocateUninitialized(const ElementKind &element,
-                                        llvm::ArrayRef<int64_t> shape) {
+/// An error, not an exit: a caller embedding recast (Python, the C API)
+/// keeps running when a tensor does not fit.
+static llvm::Expected<HostTensor>
+allocateUninitialized(const ElementKind &element,
+                      llvm::ArrayRef<int64_t> shape) {
   HostTensor tensor;
   tensor.element = element;
   tensor.shape.assign(shape.begin(), shape.end());
   size_t bytes = size_t(tensor.sizeInBytes());
   tensor.allocated = TrackingAllocator::global().allocate(bytes);
-  // An exit with the message, not a crash report: the machine is too small.
-  if (!tensor.allocated)
-    llvm::report_fatal_error(
-        llvm::formatv("out of host memory allocating {0} bytes", bytes),
-        /*gen_crash_diag=*/false);
+  if (!tensor.allocated && bytes) {
+    std::string type;
+    for (int64_t d : shape)
+      type += std::to_string(d) + "x";
+    return llvm::createStringError(llvm::formatv(
+        "out of host memory allocating {0} bytes for a tensor<{1}{2}>", bytes,
+        type, element.name));
+  }
   tensor.aligned = tensor.allocated;
   return tensor;
 }
 
-HostTensor HostTensor::allocate(const ElementKind &element,
-                                llvm::ArrayRef<int64_t> shape) {
-  HostTensor tensor = allocateUninitialized(element, shape);
-  std::memset(tensor.allocated, 0, size_t(tensor.sizeInBytes()));
+llvm::Expected<HostTensor> HostTensor::allocate(const ElementKind &element,
+                                                llvm::ArrayRef<int64_t> shape) {
+  llvm::Expected<HostTensor> tensor = allocateUninitialized(element, shape);
+  if (tensor && tensor->allocated)
+    std::memset(tensor->allocated, 0, size_t(tensor->sizeInBytes()));
   return tensor;
 }
 
-HostTensor HostTensor::copyOf(const ElementKind &element,
-                              llvm::ArrayRef<int64_t> shape, const void *data) {
-  HostTensor tensor = allocateUninitialized(element, shape);
+llvm::Expected<HostTensor> HostTensor::copyOf(const ElementKind &element,
+                                              llvm::ArrayRef<int64_t> shape,
+                                              const void *data) {
+  llvm::Expected<HostTensor> allocated = allocateUninitialized(element, shape);
+  if (!allocated)
+    return allocated.takeError();
+  HostTensor tensor = *allocated;
   // An empty array has no data pointer, which memcpy must not be given.
   if (size_t bytes = size_t(tensor.sizeInBytes()))
     std::memcpy(tensor.allocated, data, bytes);

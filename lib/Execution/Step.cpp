@@ -265,7 +265,11 @@ mlir::recast::initializeStepArgument(const StepArgument &arg, uint64_t seed) {
         "argument %{0} holds integers: give it a rule such as "
         "{{recast.init = \"index:<N>\"} or a value with --arg/--data",
         arg.name));
-  HostTensor tensor = HostTensor::allocate(arg.element, arg.shape);
+  llvm::Expected<HostTensor> allocated =
+      HostTensor::allocate(arg.element, arg.shape);
+  if (!allocated)
+    return allocated.takeError();
+  HostTensor tensor = *allocated;
   ::recast::generateInit(
       *arg.init, arg.shape, seed, arg.position,
       [&](int64_t k, double v) { tensor.setFromDouble(k, v); });
@@ -703,7 +707,14 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
     toFree.push_back(values[position].allocated);
   for (const ReturnedMemRef &memref : returned)
     toFree.push_back(memref.allocated);
+  // Out of memory for a copy, the values not yet adopted keep their
+  // previous buffers, everything else is freed as usual, and the call fails.
+  llvm::Error copyError = llvm::Error::success();
   for (auto [k, position] : llvm::enumerate(carried)) {
+    if (copyError) {
+      adopted.insert(values[position].allocated);
+      continue;
+    }
     const ReturnedMemRef &memref = returned[k + 1];
     const StepArgument &arg = args[position];
     HostTensor view{memref.allocated,
@@ -711,7 +722,14 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
                     arg.element, arg.shape};
     if (!allocator.owns(memref.allocated) ||
         adopted.contains(memref.allocated) || !memref.isContiguous()) {
-      HostTensor copy = HostTensor::allocate(arg.element, arg.shape);
+      llvm::Expected<HostTensor> allocated =
+          HostTensor::allocate(arg.element, arg.shape);
+      if (!allocated) {
+        copyError = allocated.takeError();
+        adopted.insert(values[position].allocated);
+        continue;
+      }
+      HostTensor copy = *allocated;
       // Element by element through the strides of the view.
       SmallVector<int64_t> index(arg.shape.size(), 0);
       for (int64_t k2 = 0, n = copy.numElements(); k2 < n; ++k2) {
@@ -738,5 +756,7 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
   for (void *ptr : toFree)
     if (!adopted.contains(ptr) && freed.insert(ptr).second)
       allocator.deallocate(ptr);
+  if (copyError)
+    return std::move(copyError);
   return loss;
 }

@@ -44,13 +44,16 @@ struct HostTensor {
   int64_t sizeInBytes() const { return numElements() * element.bytes; }
   char *data() const { return static_cast<char *>(aligned); }
 
-  /// Allocates a zeroed tensor through the tracking allocator.
-  static HostTensor allocate(const ElementKind &element,
-                             llvm::ArrayRef<int64_t> shape);
+  /// Allocates a zeroed tensor through the tracking allocator; an error
+  /// when the memory is not there.
+  static llvm::Expected<HostTensor> allocate(const ElementKind &element,
+                                             llvm::ArrayRef<int64_t> shape);
   /// Allocates a tensor through the tracking allocator holding a copy of the
-  /// sizeInBytes() bytes at `data` (written once, not zeroed first).
-  static HostTensor copyOf(const ElementKind &element,
-                           llvm::ArrayRef<int64_t> shape, const void *data);
+  /// sizeInBytes() bytes at `data` (written once, not zeroed first); an
+  /// error when the memory is not there.
+  static llvm::Expected<HostTensor> copyOf(const ElementKind &element,
+                                           llvm::ArrayRef<int64_t> shape,
+                                           const void *data);
   /// Frees the buffer if the tracking allocator owns it.
   void release();
 
