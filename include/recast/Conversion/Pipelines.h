@@ -72,13 +72,18 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(1)};
 };
 
-/// The first half of both lowering pipelines, from tensors to buffers: the
-/// backward of any recast.value_and_grad left, aggregates and FP8 scaling
-/// ops decomposed, x**n with a constant n expanded, one-shot bufferization
-/// with identity layouts across functions, each buffer freed after its last
-/// use. With `expandFP8`, FP8 conversions become integer arithmetic (CPUs
-/// have no FP8 instructions).
+/// The first half of both lowering pipelines, from tensors to buffers, on
+/// an explicit step (a recast.value_and_grad left is an error): aggregates
+/// and FP8 scaling ops decomposed, x**n with a constant n expanded, one-shot
+/// bufferization with identity layouts across functions, each buffer freed
+/// after its last use. With `expandFP8`, FP8 conversions become integer
+/// arithmetic (CPUs have no FP8 instructions).
 void buildLoweringPrefix(OpPassManager &pm, bool expandFP8);
+
+/// With `enabled` (both pipelines' memory-plan option), places each
+/// function's buffers at static offsets in one arena (recast-memory-plan),
+/// writing its report to `report` when that is not empty.
+void addMemoryPlan(OpPassManager &pm, bool enabled, StringRef report);
 
 /// Lowers a module of functions on statically shaped tensors (linalg, tensor,
 /// arith, math, scf, func) to the LLVM dialect, ready for the ExecutionEngine

@@ -55,6 +55,15 @@ struct RequireExplicitBackwardPass
 };
 } // namespace
 
+void mlir::recast::addMemoryPlan(OpPassManager &pm, bool enabled,
+                                 StringRef report) {
+  if (!enabled)
+    return;
+  RecastMemoryPlanPassOptions plan;
+  plan.report = report.str();
+  pm.addPass(createRecastMemoryPlanPass(plan));
+}
+
 void mlir::recast::buildLoweringPrefix(OpPassManager &pm, bool expandFP8) {
   // The backward of every recast.value_and_grad is the training pipeline's
   // to write, before lowering.

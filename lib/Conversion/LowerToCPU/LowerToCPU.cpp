@@ -26,11 +26,7 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createRecastReturnArgumentsPass());
   // Those lifetimes are now explicit: one arena per function, with static
   // offsets, so the step allocates once.
-  if (options.memoryPlan) {
-    RecastMemoryPlanPassOptions plan;
-    plan.report = options.memoryPlanReport;
-    pm.addPass(createRecastMemoryPlanPass(plan));
-  }
+  addMemoryPlan(pm, options.memoryPlan, options.memoryPlanReport);
   // Contractions to a real BLAS through the runtime (f32 directly; f16,
   // bf16 and FP8 operands widened to f32 first, FP32 accumulation either
   // way), convolutions as GEMMs over blocks of their im2col matrix.

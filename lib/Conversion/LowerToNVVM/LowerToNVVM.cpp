@@ -163,11 +163,7 @@ void mlir::recast::buildLowerToNVVMPipeline(OpPassManager &pm,
 
   // The front half is the CPU pipeline's; GPUs convert FP8 natively.
   buildLoweringPrefix(pm, /*expandFP8=*/false);
-  if (options.memoryPlan) {
-    RecastMemoryPlanPassOptions plan;
-    plan.report = options.memoryPlanReport;
-    pm.addPass(createRecastMemoryPlanPass(plan));
-  }
+  addMemoryPlan(pm, options.memoryPlan, options.memoryPlanReport);
 
   // Contractions go to cuBLASLt through the runtime.
   // Convolutions and their filter gradients as well, through an im2col
