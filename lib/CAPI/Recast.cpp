@@ -560,27 +560,24 @@ MlirLogicalResult recastProgramStep(RecastProgram program,
   auto &allocator = ::recast::TrackingAllocator::global();
   allocator.resetPeak();
   SmallVector<::recast::HostTensor> values;
+  auto fail = [&](llvm::Error error) {
+    for (::recast::HostTensor &value : values)
+      value.release();
+    emit(diagnostics, userData,
+         "error: " + llvm::toString(std::move(error)) + "\n");
+    return mlirLogicalResultFailure();
+  };
   for (const StepArgument &arg : step.getArguments()) {
     llvm::Expected<::recast::HostTensor> copy = ::recast::HostTensor::copyOf(
         arg.element, arg.shape, arguments[arg.position]);
-    if (!copy) {
-      for (::recast::HostTensor &value : values)
-        value.release();
-      emit(diagnostics, userData,
-           "error: " + llvm::toString(copy.takeError()) + "\n");
-      return mlirLogicalResultFailure();
-    }
+    if (!copy)
+      return fail(copy.takeError());
     values.push_back(*copy);
   }
   llvm::Expected<double> result = step.call(values);
   p->measuredPeak = allocator.peakBytes();
-  if (!result) {
-    for (::recast::HostTensor &value : values)
-      value.release();
-    emit(diagnostics, userData,
-         "error: " + llvm::toString(result.takeError()) + "\n");
-    return mlirLogicalResultFailure();
-  }
+  if (!result)
+    return fail(result.takeError());
   *loss = *result;
   for (auto [k, position] : llvm::enumerate(step.getCarried()))
     std::memcpy(updated[k], values[position].data(),
