@@ -730,9 +730,6 @@ struct RecastMixedPrecisionPass
 
 } // namespace
 
-static void emitFunctionReports(llvm::json::OStream &json,
-                                ArrayRef<FunctionReport> reports);
-
 /// Warns about each op of the user's code in a function body whose regions
 /// (scf.for, scf.if) hold float computations: the pass decides the ops of
 /// the body itself, and those inside keep the precision they are written in.

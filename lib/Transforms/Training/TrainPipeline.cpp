@@ -112,6 +112,10 @@ public:
       text += (" " + key + "=" + value).str();
     return *this;
   }
+  /// A string literal is text, not the bool it would otherwise convert to.
+  PassOptionText &add(StringRef key, const char *value) {
+    return add(key, StringRef(value));
+  }
   PassOptionText &add(StringRef key, double value) {
     text += llvm::formatv(" {0}={1}", key, formatDouble(value)).str();
     return *this;
@@ -193,8 +197,7 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
       bf16BetweenFP8) {
     PassOptionText text;
     if (bf16BetweenFP8)
-      text.add("compute-type", StringRef("bf16"))
-          .add("keep-gradient-marks", true);
+      text.add("compute-type", "bf16").add("keep-gradient-marks", true);
     else
       text.add("compute-type", options.mixedPrecision);
     pm.addPass(text.add("policy", options.precisionPolicy)
