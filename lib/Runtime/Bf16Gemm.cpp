@@ -33,7 +33,6 @@
 #include <immintrin.h>
 #include <memory>
 #include <sys/syscall.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -44,8 +43,8 @@ namespace {
 constexpr int64_t kKC = 384;  // k of a block (even)
 constexpr int64_t kMC = 96;   // rows of A packed at once (a multiple of 6, 12)
 constexpr int64_t kNC = 2048; // columns of B packed at once (of 16, 32)
-/// Below this many multiply-adds one thread does the whole product: starting
-/// threads costs more than they save.
+/// Below this many multiply-adds one thread does the whole product: handing
+/// out shares costs more than they save.
 constexpr int64_t kParallelMacs = int64_t(1) << 22;
 
 /// Packs rows [first, first + count) x k [k0, k0 + kc) of a bf16 matrix
@@ -167,31 +166,24 @@ void scaleRows(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
 /// The tasks of one packed block of B: blocks of kMC rows of C, each times a
 /// share of the block's `panels` panels, so that up to `threads` threads
 /// have work; each writes its own tile of C. Calls
-/// fn(worker, i0, rows, firstPanel, endPanel, newRows) for each task, a
-/// worker's tasks in order on one thread; `newRows` when the worker's
-/// previous task had other rows (its packed A is stale).
+/// fn(slot, i0, rows, firstPanel, endPanel, newRows) for each task on the
+/// thread of `slot` (below `threads`); `newRows` when that slot's previous
+/// task had other rows (its packed A is stale).
 template <typename Fn>
 void forEachTask(int64_t m, int64_t panels, unsigned threads, Fn fn) {
   int64_t rowBlocks = (m + kMC - 1) / kMC;
   int64_t shares = std::clamp<int64_t>(
       (int64_t(threads) + rowBlocks - 1) / rowBlocks, 1, panels);
-  int64_t tasks = rowBlocks * shares;
-  unsigned workers = unsigned(std::min<int64_t>(threads, tasks));
-  auto work = [&](unsigned worker) {
-    int64_t previousRows = -1;
-    for (int64_t task = worker; task < tasks; task += workers) {
-      int64_t i0 = (task / shares) * kMC, share = task % shares;
-      fn(worker, i0, std::min<int64_t>(kMC, m - i0), panels * share / shares,
-         panels * (share + 1) / shares, previousRows != i0);
-      previousRows = i0;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned worker = 1; worker < workers; ++worker)
-    pool.emplace_back(work, worker);
-  work(0);
-  for (std::thread &thread : pool)
-    thread.join();
+  std::vector<int64_t> packedRows(threads, -1);
+  parallelFor(
+      rowBlocks * shares,
+      [&](int64_t task, unsigned slot) {
+        int64_t i0 = (task / shares) * kMC, share = task % shares;
+        fn(slot, i0, std::min<int64_t>(kMC, m - i0), panels * share / shares,
+           panels * (share + 1) / shares, packedRows[slot] != i0);
+        packedRows[slot] = i0;
+      },
+      threads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -314,8 +306,7 @@ void recast::runtime::amxSbgemm(int order, int transA, int transB, int m, int n,
       (std::min<int64_t>(k, kAmxKC) + kAmxTileK - 1) / kAmxTileK * kAmxTileK;
   int64_t nc = std::min<int64_t>(n, kNC);
   int64_t paddedMC = (std::min<int64_t>(m, kMC) + kAmxMR - 1) / kAmxMR * kAmxMR;
-  unsigned threads =
-      int64_t(m) * n * k < kParallelMacs ? 1 : unsigned(recast_cpu_threads());
+  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : cpuWorkers();
   std::unique_ptr<uint16_t[]> packedB(
       new uint16_t[size_t(((nc + kAmxNR - 1) / kAmxNR) * maxPaddedK * kAmxNR)]);
   size_t packedASize = size_t(paddedMC * maxPaddedK);
@@ -330,9 +321,9 @@ void recast::runtime::amxSbgemm(int order, int transA, int transB, int m, int n,
       int64_t panels = (ncBlock + kAmxNR - 1) / kAmxNR;
       forEachTask(
           m, panels, threads,
-          [&](unsigned worker, int64_t i0, int64_t mcBlock, int64_t firstPanel,
+          [&](unsigned slot, int64_t i0, int64_t mcBlock, int64_t firstPanel,
               int64_t endPanel, bool newRows) {
-            uint16_t *myA = packedA.get() + worker * packedASize;
+            uint16_t *myA = packedA.get() + slot * packedASize;
             int64_t rowsPadded = (mcBlock + kAmxMR - 1) / kAmxMR * kAmxMR;
             if (newRows) {
               loadTileConfig();
@@ -376,8 +367,7 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
   const int64_t mr = tile.mr, nr = tile.nr;
   int64_t maxPairs = (std::min<int64_t>(k, kKC) + 1) / 2;
   int64_t nc = std::min<int64_t>(n, kNC), mc = std::min<int64_t>(m, kMC);
-  unsigned threads =
-      int64_t(m) * n * k < kParallelMacs ? 1 : unsigned(recast_cpu_threads());
+  unsigned threads = int64_t(m) * n * k < kParallelMacs ? 1 : cpuWorkers();
   // A row-major A holds each pair of k as one 32-bit word already when its
   // rows start at even offsets and k is even (no odd tail reading past a
   // row): the micro-kernel then reads it in place.
@@ -395,9 +385,9 @@ void recast::runtime::avx512Sbgemm(int order, int transA, int transB, int m,
       int64_t panels = (ncBlock + nr - 1) / nr;
       forEachTask(
           m, panels, threads,
-          [&](unsigned worker, int64_t i0, int64_t mcBlock, int64_t firstPanel,
+          [&](unsigned slot, int64_t i0, int64_t mcBlock, int64_t firstPanel,
               int64_t endPanel, bool newRows) {
-            uint16_t *myA = packedA.get() + worker * packedASize;
+            uint16_t *myA = packedA.get() + slot * packedASize;
             // Only the rows of a last, partial micro-tile are packed when A is
             // read in place (the kernel reads all MR rows).
             int64_t fullRows = readAInPlace ? mcBlock - mcBlock % mr : 0;

@@ -67,6 +67,9 @@ struct Blas {
   std::string core;
   /// recast_cpu_bf16_gemm.
   const char *bf16Gemm = "widened";
+  /// Whether sbgemm is recast's own kernel, which splits a product across
+  /// the workers itself (sharing its packed operands).
+  bool sbgemmSplitsItself = false;
 };
 
 /// The core the OpenBLAS `handle` runs its kernels for, or "" for another
@@ -137,6 +140,13 @@ const Blas &getBlas() {
         b.bf16Gemm = "cblas_sbgemm";
       b.library = name;
       b.core = openblasCoreName(handle);
+      // The runtime splits products across its own workers (parallelFor):
+      // OpenBLAS's threads would compete with them and with the compiled
+      // loops' threads, and its idle threads spin in sched_yield.
+      using SetThreadsFn = void (*)(int);
+      if (auto setThreads = reinterpret_cast<SetThreadsFn>(
+              dlsym(handle, "openblas_set_num_threads")))
+        setThreads(1);
       break;
     }
     if (!b.sgemm)
@@ -150,9 +160,11 @@ const Blas &getBlas() {
     if (!b.sbgemm && !widen && !noAmx && hasAmxBf16()) {
       b.sbgemm = &amxSbgemm;
       b.bf16Gemm = "amx_bf16";
+      b.sbgemmSplitsItself = true;
     } else if (!b.sbgemm && !widen && hasAvx512Bf16()) {
       b.sbgemm = &avx512Sbgemm;
       b.bf16Gemm = "avx512_bf16";
+      b.sbgemmSplitsItself = true;
     }
     return b;
   }();
@@ -258,47 +270,131 @@ public:
   recast_status gemm(const recast_gemm_desc &d) override {
     const Blas &blas = getBlas();
     bool fitsInt = d.m < (1ll << 31) && d.n < (1ll << 31) && d.k < (1ll << 31);
+    if (!fitsInt) {
+      referenceGemm(d);
+      return RECAST_OK;
+    }
     bool f32 = d.type_a == RECAST_F32 && d.type_b == RECAST_F32 &&
                d.type_c == RECAST_F32;
     bool bf16 = d.type_a == RECAST_BF16 && d.type_b == RECAST_BF16 &&
                 d.type_c == RECAST_F32;
-    if (fitsInt && ((f32 && blas.sgemm) || (bf16 && blas.sbgemm))) {
-      int m = int(d.m), n = int(d.n), k = int(d.k);
-      int lda = d.trans_a ? m : k, ldb = d.trans_b ? k : n;
-      int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
-      int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
-      size_t elem = recast_dtype_size(d.type_a);
-      for (int64_t batch = 0; batch < d.batch; ++batch) {
-        const char *a =
-            static_cast<const char *>(d.a) + batch * d.m * d.k * elem;
-        const char *b =
-            static_cast<const char *>(d.b) + batch * d.k * d.n * elem;
-        float *out = static_cast<float *>(d.d) + batch * d.m * d.n;
-        float beta = d.beta;
-        if (d.c != d.d) {
-          // D = alpha AB + beta C: copy C into D first.
-          if (beta != 0.0f)
-            std::memcpy(out,
-                        static_cast<const float *>(d.c) + batch * d.m * d.n,
-                        size_t(d.m * d.n) * 4);
-          else
-            beta = 0.0f;
-        }
-        if (f32)
-          blas.sgemm(kCblasRowMajor, ta, tb, m, n, k, d.alpha,
-                     reinterpret_cast<const float *>(a), lda,
-                     reinterpret_cast<const float *>(b), ldb, beta, out, n);
-        else
-          blas.sbgemm(kCblasRowMajor, ta, tb, m, n, k, d.alpha,
-                      reinterpret_cast<const uint16_t *>(a), lda,
-                      reinterpret_cast<const uint16_t *>(b), ldb, beta, out, n);
-      }
+    if (bf16 && blas.sbgemm && blas.sbgemmSplitsItself) {
+      forEachProduct(d, /*workers=*/1,
+                     [&](const Product &p) { multiplyInPlace(d, p, blas); });
       return RECAST_OK;
     }
-    if (fitsInt && blas.sgemm)
-      return widenedGemm(d, blas);
-    referenceGemm(d);
+    forEachProduct(d, getWorkers(d), [&](const Product &p) {
+      if (f32 || (bf16 && blas.sbgemm))
+        multiplyInPlace(d, p, blas);
+      else
+        multiplyWidened(d, p, blas);
+    });
     return RECAST_OK;
+  }
+
+private:
+  /// One product of a GEMM's batch, or a block of its rows or columns:
+  /// row-major operands with their leading dimensions (in elements). op(A)
+  /// is m x k (A stored k x m when transposed), op(B) k x n (B stored n x k
+  /// when transposed); C and D (which may be the same) share ldc.
+  struct Product {
+    int64_t m, n, k;
+    const char *a, *b;
+    int64_t lda, ldb;
+    const char *c;
+    char *d;
+    int64_t ldc;
+  };
+
+  /// Products below this many multiply-adds for each worker are not split:
+  /// a worker's share must outweigh handing it out.
+  static constexpr int64_t kMacsPerWorker = int64_t(1) << 18;
+
+  static unsigned getWorkers(const recast_gemm_desc &d) {
+    int64_t macs = d.batch * d.m * d.n * std::max<int64_t>(d.k, 1);
+    return unsigned(
+        std::clamp<int64_t>(macs / kMacsPerWorker, 1, int64_t(cpuWorkers())));
+  }
+
+  /// Calls fn for every product of the batch, split among up to `workers`
+  /// workers: whole products when the batch has one for each, else blocks
+  /// of each product's rows. The result does not depend on the split:
+  /// every element of D is computed by one call over the whole of k, and
+  /// the blocks start at multiples of kSplitRows, where OpenBLAS's kernels
+  /// meet the same rows in the same tiles as in the whole product (its
+  /// sums differ with the tiles; splitting the columns changes them too).
+  template <typename Fn>
+  static void forEachProduct(const recast_gemm_desc &d, unsigned workers,
+                             Fn fn) {
+    size_t bytesA = recast_dtype_size(d.type_a),
+           bytesB = recast_dtype_size(d.type_b),
+           bytesC = recast_dtype_size(d.type_c);
+    auto product = [&](int64_t batch) {
+      return Product{
+          d.m,
+          d.n,
+          d.k,
+          static_cast<const char *>(d.a) + batch * d.m * d.k * bytesA,
+          static_cast<const char *>(d.b) + batch * d.k * d.n * bytesB,
+          d.trans_a ? d.m : d.k,
+          d.trans_b ? d.k : d.n,
+          d.c ? static_cast<const char *>(d.c) + batch * d.m * d.n * bytesC
+              : nullptr,
+          static_cast<char *>(d.d) + batch * d.m * d.n * bytesC,
+          d.n};
+    };
+    int64_t rowBlocks = d.m / kSplitRows;
+    if (d.batch < int64_t(workers) && rowBlocks >= 2) {
+      int64_t shares = std::min<int64_t>(workers, rowBlocks);
+      // Share s takes row blocks [rowBlocks s / shares, rowBlocks (s + 1) /
+      // shares), the last one the rows past them too.
+      auto boundary = [&](int64_t share) {
+        return share >= shares ? d.m : rowBlocks * share / shares * kSplitRows;
+      };
+      parallelFor(shares, [&](int64_t share, unsigned) {
+        int64_t first = boundary(share), count = boundary(share + 1) - first;
+        for (int64_t batch = 0; batch < d.batch; ++batch) {
+          Product p = product(batch);
+          p.m = count;
+          p.a += size_t(d.trans_a ? first : first * p.lda) * bytesA;
+          p.d += size_t(first * p.ldc) * bytesC;
+          if (p.c)
+            p.c += size_t(first * p.ldc) * bytesC;
+          fn(p);
+        }
+      });
+      return;
+    }
+    int64_t shares = std::min<int64_t>(workers, d.batch);
+    parallelFor(shares, [&](int64_t share, unsigned) {
+      for (int64_t batch = d.batch * share / shares,
+                   end = d.batch * (share + 1) / shares;
+           batch < end; ++batch)
+        fn(product(batch));
+    });
+  }
+
+  /// D = alpha op(A) op(B) + beta C by the library's f32 or bf16 GEMM, which
+  /// writes D in place (C copied into it first when they differ).
+  static void multiplyInPlace(const recast_gemm_desc &d, const Product &p,
+                              const Blas &blas) {
+    float beta = p.c ? d.beta : 0.0f;
+    if (beta != 0.0f && p.c != p.d)
+      for (int64_t row = 0; row < p.m; ++row)
+        std::memcpy(p.d + size_t(row * p.ldc) * 4,
+                    p.c + size_t(row * p.ldc) * 4, size_t(p.n) * 4);
+    int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
+    int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
+    if (d.type_a == RECAST_F32)
+      blas.sgemm(kCblasRowMajor, ta, tb, int(p.m), int(p.n), int(p.k), d.alpha,
+                 reinterpret_cast<const float *>(p.a), int(p.lda),
+                 reinterpret_cast<const float *>(p.b), int(p.ldb), beta,
+                 reinterpret_cast<float *>(p.d), int(p.ldc));
+    else
+      blas.sbgemm(kCblasRowMajor, ta, tb, int(p.m), int(p.n), int(p.k), d.alpha,
+                  reinterpret_cast<const uint16_t *>(p.a), int(p.lda),
+                  reinterpret_cast<const uint16_t *>(p.b), int(p.ldb), beta,
+                  reinterpret_cast<float *>(p.d), int(p.ldc));
   }
 
   /// f16, bf16 and FP8 operands widened to f32 (exactly) and multiplied by
@@ -308,57 +404,57 @@ public:
   /// time and each panel is accumulated into the f32 result, so the scratch
   /// is (m + n) x kPanelK floats, plus m x n when type_c is not f32, rather
   /// than f32 copies of the whole operands.
-  recast_status widenedGemm(const recast_gemm_desc &d, const Blas &blas) {
-    int m = int(d.m), n = int(d.n);
+  static void multiplyWidened(const recast_gemm_desc &d, const Product &p,
+                              const Blas &blas) {
     int ta = d.trans_a ? kCblasTrans : kCblasNoTrans;
     int tb = d.trans_b ? kCblasTrans : kCblasNoTrans;
     float scale = d.alpha * (d.scale_a ? *d.scale_a : 1.0f) *
                   (d.scale_b ? *d.scale_b : 1.0f);
-    int64_t panel = std::min<int64_t>(std::max<int64_t>(d.k, 1), kPanelK);
-    int64_t sizeA = d.m * d.k, sizeB = d.k * d.n, sizeC = d.m * d.n;
+    int64_t panel = std::min<int64_t>(std::max<int64_t>(p.k, 1), kPanelK);
     bool f32Result = d.type_c == RECAST_F32;
     // Uninitialized scratch: every element is written before it is read.
-    std::unique_ptr<float[]> a(new float[size_t(d.m * panel)]),
-        b(new float[size_t(panel * d.n)]),
-        c(f32Result ? nullptr : new float[size_t(sizeC)]);
-    for (int64_t batch = 0; batch < d.batch; ++batch) {
-      float *out =
-          f32Result ? static_cast<float *>(d.d) + batch * sizeC : c.get();
-      float beta = d.beta != 0.0f && d.c ? d.beta : 0.0f;
-      if (beta != 0.0f && !(f32Result && d.c == d.d))
-        widenElements(d.type_c, d.c, batch * sizeC, sizeC, out);
-      for (int64_t k0 = 0; k0 < std::max<int64_t>(d.k, 1); k0 += panel) {
-        int64_t kk = std::min(panel, d.k - k0);
-        // A is m x k (k x m when transposed), B is k x n (n x k): the rows
-        // of a panel are contiguous in the k-major layouts, strided in the
-        // others.
-        if (d.trans_a)
-          widenElements(d.type_a, d.a, batch * sizeA + k0 * d.m, kk * d.m,
-                        a.get());
-        else
-          for (int64_t row = 0; row < d.m; ++row)
-            widenElements(d.type_a, d.a, batch * sizeA + row * d.k + k0, kk,
-                          a.get() + row * kk);
-        if (d.trans_b)
-          for (int64_t row = 0; row < d.n; ++row)
-            widenElements(d.type_b, d.b, batch * sizeB + row * d.k + k0, kk,
-                          b.get() + row * kk);
-        else
-          widenElements(d.type_b, d.b, batch * sizeB + k0 * d.n, kk * d.n,
-                        b.get());
-        int lda = int(std::max<int64_t>(d.trans_a ? d.m : kk, 1));
-        int ldb = int(std::max<int64_t>(d.trans_b ? kk : d.n, 1));
-        blas.sgemm(kCblasRowMajor, ta, tb, m, n, int(kk), scale, a.get(), lda,
-                   b.get(), ldb, k0 == 0 ? beta : 1.0f, out, n);
-      }
-      if (!f32Result)
-        narrowElements(d.type_c, d.d, batch * sizeC, sizeC, out);
+    std::unique_ptr<float[]> a(new float[size_t(p.m * panel)]),
+        b(new float[size_t(panel * p.n)]),
+        c(f32Result ? nullptr : new float[size_t(p.m * p.n)]);
+    float *out = f32Result ? reinterpret_cast<float *>(p.d) : c.get();
+    int64_t ldo = f32Result ? p.ldc : p.n;
+    float beta = p.c ? d.beta : 0.0f;
+    if (beta != 0.0f && !(f32Result && p.c == p.d))
+      for (int64_t row = 0; row < p.m; ++row)
+        widenElements(d.type_c, p.c, row * p.ldc, p.n, out + row * ldo);
+    for (int64_t k0 = 0; k0 < std::max<int64_t>(p.k, 1); k0 += panel) {
+      int64_t kk = std::min(panel, p.k - k0);
+      // The panel of op(A) (m x kk, or kk x m when A is stored transposed)
+      // and of op(B) (kk x n, or n x kk), one stored row at a time.
+      if (d.trans_a)
+        for (int64_t q = 0; q < kk; ++q)
+          widenElements(d.type_a, p.a, (k0 + q) * p.lda, p.m,
+                        a.get() + q * p.m);
+      else
+        for (int64_t row = 0; row < p.m; ++row)
+          widenElements(d.type_a, p.a, row * p.lda + k0, kk,
+                        a.get() + row * kk);
+      if (d.trans_b)
+        for (int64_t row = 0; row < p.n; ++row)
+          widenElements(d.type_b, p.b, row * p.ldb + k0, kk,
+                        b.get() + row * kk);
+      else
+        for (int64_t q = 0; q < kk; ++q)
+          widenElements(d.type_b, p.b, (k0 + q) * p.ldb, p.n,
+                        b.get() + q * p.n);
+      int lda = int(std::max<int64_t>(d.trans_a ? p.m : kk, 1));
+      int ldb = int(std::max<int64_t>(d.trans_b ? kk : p.n, 1));
+      blas.sgemm(kCblasRowMajor, ta, tb, int(p.m), int(p.n), int(kk), scale,
+                 a.get(), lda, b.get(), ldb, k0 == 0 ? beta : 1.0f, out,
+                 int(ldo));
     }
-    return RECAST_OK;
+    if (!f32Result)
+      for (int64_t row = 0; row < p.m; ++row)
+        narrowElements(d.type_c, p.d, row * p.ldc, p.n, out + row * ldo);
   }
 
-  /// Panel depth of widenedGemm: deep enough that each sgemm call runs at
-  /// full speed, small enough that the scratch stays a few hundred KB for
+  /// Panel depth of multiplyWidened: deep enough that each sgemm call runs
+  /// at full speed, small enough that the scratch stays a few hundred KB for
   /// the operands of a large layer.
   static constexpr int64_t kPanelK = 384;
 };

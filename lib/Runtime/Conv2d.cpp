@@ -9,7 +9,9 @@
 // x (C * KH * KW) matrix and each NCHW output image an F x (OH * OW) one.
 // The matrix is gathered a block at a time into a bounded workspace, so
 // memory stays that of the loops while the arithmetic runs in the BLAS (or
-// the bf16 kernel) the GEMMs use.
+// the bf16 kernel) the GEMMs use. The runtime's workers share the blocks of
+// a forward convolution, and gather and multiply each block of a filter
+// gradient together (forEachBlock).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <vector>
 
 using namespace recast::runtime;
@@ -29,6 +33,8 @@ constexpr int64_t kWorkspaceBytes = int64_t(2) << 20;
 /// NCHW: columns (output pixels) a GEMM should have at least, when images
 /// are small enough to gather several per block.
 constexpr int64_t kMinColumns = 256;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool isGemmInputType(int32_t type) {
   return type == RECAST_F32 || type == RECAST_F16 || type == RECAST_BF16;
@@ -90,6 +96,45 @@ recast_gemm_desc convGemm(const recast_conv2d_desc &d, bool accumulate) {
   return gemm;
 }
 
+/// Bytes of im2col matrix below which one worker gathers a block alone.
+constexpr int64_t kGatherBytesPerWorker = int64_t(64) << 10;
+
+/// Workers to gather `bytes` bytes of im2col matrix (at most `parts`, the
+/// pieces it can be cut into).
+unsigned gatherWorkers(int64_t bytes, int64_t parts) {
+  return unsigned(std::clamp<int64_t>(
+      std::min(bytes / kGatherBytesPerWorker, parts), 1, cpuWorkers()));
+}
+
+/// The first failure of a region's workers, with its message (a worker's
+/// last error is its own thread's).
+class WorkerFailure {
+public:
+  void record(recast_status status) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (first == RECAST_OK) {
+      first = status;
+      message = recast_last_error();
+    }
+  }
+  /// RECAST_OK, or the failure again on the calling thread.
+  recast_status take() {
+    return first == RECAST_OK ? RECAST_OK : fail(first, message);
+  }
+
+private:
+  std::mutex mutex;
+  recast_status first = RECAST_OK;
+  std::string message;
+};
+
+/// Grows a worker's scratch to `bytes`.
+char *reserve(std::vector<char> &buffer, size_t bytes) {
+  if (buffer.size() < bytes)
+    buffer.resize(bytes);
+  return buffer.data();
+}
+
 /// NHWC: copies im2col rows [first, first + rows) into `patches`.
 void gatherRows(const recast_conv2d_desc &d, size_t elementBytes, int64_t first,
                 int64_t rows, char *patches) {
@@ -143,13 +188,15 @@ void copyStrided(char *dst, const char *src, int64_t count, int64_t stride,
 }
 
 /// NCHW: copies the im2col columns of images [first, first + images) into
-/// `col`, a (C * KH * KW) x (images * OH * OW) row-major matrix.
+/// `col`, a (C * KH * KW) x (images * OH * OW) row-major matrix; only the
+/// rows of channels [firstChannel, endChannel).
 void gatherColumns(const recast_conv2d_desc &d, size_t elementBytes,
-                   int64_t first, int64_t images, char *col) {
+                   int64_t first, int64_t images, char *col,
+                   int64_t firstChannel, int64_t endChannel) {
   const char *x = static_cast<const char *>(d.x);
   const int64_t pixels = d.oh * d.ow;
   const size_t rowBytes = size_t(images * pixels) * elementBytes;
-  for (int64_t ch = 0; ch < d.c; ++ch)
+  for (int64_t ch = firstChannel; ch < endChannel; ++ch)
     for (int64_t ky = 0; ky < d.kh; ++ky)
       for (int64_t kx = 0; kx < d.kw; ++kx) {
         char *dst = col + size_t((ch * d.kh + ky) * d.kw + kx) * rowBytes;
@@ -184,6 +231,31 @@ void permuteImages(char *nchw, char *matrix, int64_t images, int64_t f,
     }
 }
 
+/// Runs convolveBlock(first) for the blocks starting at 0, block, 2 block,
+/// ... below `extent`. Blocks that write disjoint parts of the output (the
+/// forward's) are shared among the workers, each block on one thread; blocks
+/// that all add into one result (a filter gradient's) run one after another, in
+/// order, each gathered and multiplied by all the workers (the GEMM splits
+/// itself). Either way every output element is the sum it is on one
+/// thread.
+template <typename Fn>
+recast_status forEachBlock(bool disjoint, int64_t extent, int64_t block,
+                           Fn convolveBlock) {
+  const int64_t blocks = (extent + block - 1) / block;
+  if (!disjoint) {
+    for (int64_t index = 0; index < blocks; ++index)
+      if (recast_status status = convolveBlock(index * block))
+        return status;
+    return RECAST_OK;
+  }
+  WorkerFailure failure;
+  parallelFor(blocks, [&](int64_t index, unsigned) {
+    if (recast_status status = convolveBlock(index * block))
+      failure.record(status);
+  });
+  return failure.take();
+}
+
 /// recast_conv2d_ex for NCHW images and FCHW filters, a block of images at a
 /// time: y_block (F x P') = w (F x K) x col (K x P') for the convolution,
 /// dw (F x K) += dy_block (F x P') x col^T for its filter gradient, where K
@@ -206,25 +278,28 @@ recast_status convolveChannelsFirst(recast_device_t device,
   const bool forward = d.kind == RECAST_CONV2D_FORWARD;
   // The block's output (forward) or output gradient as an F x P' matrix.
   const size_t gridBytes = forward ? outBytes : inBytes;
-  thread_local std::vector<char> columns, grids;
-  if (!inputIsColumns &&
-      columns.size() < size_t(depth * block * pixels) * inBytes)
-    columns.resize(size_t(depth * block * pixels) * inBytes);
-  if (block > 1 && grids.size() < size_t(d.f * block * pixels) * gridBytes)
-    grids.resize(size_t(d.f * block * pixels) * gridBytes);
-
   char *grid = static_cast<char *>(forward ? d.out : const_cast<void *>(d.b));
   const size_t imageGridBytes = size_t(d.f * pixels) * gridBytes;
-  for (int64_t first = 0; first < d.n; first += block) {
+  auto convolveBlock = [&](int64_t first) -> recast_status {
+    // Each worker's own scratch, kept between calls.
+    thread_local std::vector<char> columns, grids;
     int64_t images = std::min(block, d.n - first);
     const void *col = static_cast<const char *>(d.x) +
                       size_t(first * depth * pixels) * inBytes;
     if (!inputIsColumns) {
-      gatherColumns(d, inBytes, first, images, columns.data());
-      col = columns.data();
+      size_t bytes = size_t(depth * images * pixels) * inBytes;
+      char *gathered = reserve(columns, bytes);
+      unsigned gatherers = gatherWorkers(int64_t(bytes), d.c);
+      parallelFor(gatherers, [&](int64_t part, unsigned) {
+        gatherColumns(d, inBytes, first, images, gathered,
+                      d.c * part / gatherers, d.c * (part + 1) / gatherers);
+      });
+      col = gathered;
     }
     char *blockGrid = grid + size_t(first) * imageGridBytes;
-    char *matrix = block > 1 ? grids.data() : blockGrid;
+    char *matrix =
+        block > 1 ? reserve(grids, size_t(d.f * images * pixels) * gridBytes)
+                  : blockGrid;
     bool accumulate = !d.overwrite || (!forward && first > 0);
     if (block > 1 && (!forward || accumulate))
       permuteImages(blockGrid, matrix, images, d.f, pixels, gridBytes,
@@ -254,50 +329,59 @@ recast_status convolveChannelsFirst(recast_device_t device,
     if (forward && block > 1)
       permuteImages(blockGrid, matrix, images, d.f, pixels, gridBytes,
                     /*toMatrix=*/false);
-  }
-  return RECAST_OK;
+    return RECAST_OK;
+  };
+  return forEachBlock(forward, d.n, block, convolveBlock);
 }
 
-} // namespace
-
-extern "C" {
-
-recast_status recast_conv2d_ex(recast_device_t device,
-                               const recast_conv2d_desc *desc) {
-  if (!device)
-    return fail(RECAST_ERROR_INVALID_ARGUMENT, "the device is NULL");
-  if (recast_status status = checkConv2d(device, desc))
-    return status;
-  const recast_conv2d_desc &d = *desc;
-  if (d.layout == RECAST_CONV2D_NCHW)
-    return convolveChannelsFirst(device, d);
+/// recast_conv2d_ex for NHWC images and HWCF filters, a block of im2col rows
+/// at a time: out_block (P' x F) = patches (P' x K) x w (K x F) for the
+/// convolution, dw (K x F) += patches^T x dy_block for its filter gradient.
+recast_status convolveChannelsLast(recast_device_t device,
+                                   const recast_conv2d_desc &d) {
   const size_t inBytes = recast_dtype_size(d.type_x);
   const size_t outBytes = recast_dtype_size(d.type_out);
   const int64_t depth = d.kh * d.kw * d.c;
   const int64_t pixels = d.n * d.oh * d.ow;
   const bool inputIsPatches = inputIsIm2col(d);
-  const int64_t block =
-      inputIsPatches
-          ? pixels
-          : std::clamp<int64_t>(kWorkspaceBytes / int64_t(depth * inBytes), 1,
-                                pixels);
-  thread_local std::vector<char> workspace;
-  if (!inputIsPatches && workspace.size() < size_t(block * depth) * inBytes)
-    workspace.resize(size_t(block * depth) * inBytes);
-
-  for (int64_t first = 0; first < pixels; first += block) {
+  const bool forward = d.kind == RECAST_CONV2D_FORWARD;
+  int64_t block = pixels;
+  if (!inputIsPatches) {
+    // Blocks of whole row tiles (kSplitRows), so that a block's rows are
+    // summed as in a block of any other size.
+    block = std::max<int64_t>(kWorkspaceBytes / int64_t(depth * inBytes) /
+                                  kSplitRows * kSplitRows,
+                              kSplitRows);
+    // A forward block for each worker at least.
+    if (forward)
+      block =
+          std::min(block, ceilDiv(ceilDiv(pixels, cpuWorkers()), kSplitRows) *
+                              kSplitRows);
+    block = std::min(block, pixels);
+  }
+  auto convolveBlock = [&](int64_t first) -> recast_status {
+    // Each worker's own scratch, kept between calls.
+    thread_local std::vector<char> workspace;
     int64_t rows = std::min(block, pixels - first);
     const void *patches = d.x;
     if (!inputIsPatches) {
-      gatherRows(d, inBytes, first, rows, workspace.data());
-      patches = workspace.data();
+      size_t rowBytes = size_t(depth) * inBytes;
+      char *gathered = reserve(workspace, size_t(rows) * rowBytes);
+      unsigned gatherers = gatherWorkers(int64_t(rows * rowBytes), rows);
+      parallelFor(gatherers, [&](int64_t part, unsigned) {
+        int64_t begin = rows * part / gatherers;
+        int64_t end = rows * (part + 1) / gatherers;
+        gatherRows(d, inBytes, first + begin, end - begin,
+                   gathered + size_t(begin) * rowBytes);
+      });
+      patches = gathered;
     }
     // Forward blocks write disjoint rows of the output; the filter
     // gradient's blocks all add into the whole of it after the first.
-    recast_gemm_desc gemm = convGemm(
-        d, !d.overwrite || (d.kind != RECAST_CONV2D_FORWARD && first > 0));
+    recast_gemm_desc gemm =
+        convGemm(d, !d.overwrite || (!forward && first > 0));
     gemm.a = patches;
-    if (d.kind == RECAST_CONV2D_FORWARD) {
+    if (forward) {
       // out[first:first+rows, :] += patches x filter
       gemm.m = rows;
       gemm.n = d.f;
@@ -314,10 +398,24 @@ recast_status recast_conv2d_ex(recast_device_t device,
       gemm.d = d.out;
     }
     gemm.c = gemm.d;
-    if (recast_status status = recast_gemm_ex(device, &gemm))
-      return status;
-  }
-  return RECAST_OK;
+    return recast_gemm_ex(device, &gemm);
+  };
+  return forEachBlock(forward, pixels, block, convolveBlock);
+}
+
+} // namespace
+
+extern "C" {
+
+recast_status recast_conv2d_ex(recast_device_t device,
+                               const recast_conv2d_desc *desc) {
+  if (!device)
+    return fail(RECAST_ERROR_INVALID_ARGUMENT, "the device is NULL");
+  if (recast_status status = checkConv2d(device, desc))
+    return status;
+  if (desc->layout == RECAST_CONV2D_NCHW)
+    return convolveChannelsFirst(device, *desc);
+  return convolveChannelsLast(device, *desc);
 }
 
 void recast_conv2d(int32_t kind, int32_t layout, int32_t type_x,

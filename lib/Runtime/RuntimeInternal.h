@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,34 @@ void deferError(recast_status status);
 
 /// "1.50 GiB (1610612736 bytes)".
 std::string formatBytes(uint64_t bytes);
+
+/// Rows of a GEMM's result that the CPU backend hands to a worker are
+/// multiples of this (of every OpenBLAS sgemm kernel's tile height in
+/// row-major terms: 4, 8, 12, 24), so that a product split by rows gives the
+/// bits it gives whole.
+constexpr int64_t kSplitRows = 24;
+
+/// Threads the CPU backend's own parallel work uses: recast_cpu_threads(),
+/// unless setCpuWorkers chose otherwise.
+unsigned cpuWorkers();
+/// Sets cpuWorkers() (0: recast_cpu_threads() again). For tests that run the
+/// same work split and whole.
+void setCpuWorkers(unsigned workers);
+
+/// One task of a parallelFor: its index, and the slot of the thread running
+/// it (below the region's threads, at most cpuWorkers(); one thread runs
+/// one task at a time, so per-slot scratch needs no lock).
+using ParallelTask = std::function<void(int64_t task, unsigned slot)>;
+
+/// Runs fn for each task in [0, tasks) on the calling thread and the
+/// runtime's pool (WorkerPool.cpp), at most min(tasks, cpuWorkers(),
+/// maxThreads) threads at a time (0: no third bound), and returns when all
+/// have run. Tasks go to whichever
+/// thread asks first: each must not wait on another. Called from inside a
+/// task, or while another thread runs a region, it runs the tasks in order
+/// on the calling thread (slot 0).
+void parallelFor(int64_t tasks, const ParallelTask &fn,
+                 unsigned maxThreads = 0);
 
 /// Whether the CPU runs AVX512_BF16 (vdpbf16ps).
 bool hasAvx512Bf16();
