@@ -35,11 +35,8 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <dlfcn.h>
 #include <memory>
-#include <mutex>
 #include <unistd.h>
 
 // Defined by libmlir_float16_utils (the bf16 truncation libcalls). Only
@@ -295,56 +292,7 @@ llvm::Error mlir::recast::transformStep(ModuleOp module, func::FuncOp func,
   return llvm::Error::success();
 }
 
-/// MLIR's async runtime, loaded once for the process when a step first
-/// splits kernels across threads; null until then.
-static void *asyncRuntimeLibrary = nullptr;
-
-/// Returns once every worker of the async runtime's thread pool has
-/// finished what it was running. A step returns when its last block
-/// signals its group, while the worker that ran that block may still be in
-/// the block's epilogue, in JIT-compiled code: destroying the engine then
-/// unmaps code a thread is executing (recast-run crashed at exit on a loaded
-/// machine). One task per worker, each waiting until all have started,
-/// occupies every worker at once; the wait is bounded, so a pool smaller
-/// than expected only delays.
-static void drainAsyncRuntimeWorkers() {
-  if (!asyncRuntimeLibrary)
-    return;
-  using Resume = void (*)(void *);
-  auto execute = reinterpret_cast<void (*)(void *, Resume)>(
-      ::dlsym(asyncRuntimeLibrary, "mlirAsyncRuntimeExecute"));
-  if (!execute)
-    return;
-  struct Barrier {
-    std::mutex mutex;
-    std::condition_variable changed;
-    unsigned workers = 0, arrived = 0, left = 0;
-  };
-  auto barrier = std::make_shared<Barrier>();
-  // The runtime's pool is LLVM's default: one thread per hardware thread.
-  barrier->workers = llvm::hardware_concurrency().compute_thread_count();
-  Resume arrive = [](void *handle) {
-    auto *owned = static_cast<std::shared_ptr<Barrier> *>(handle);
-    Barrier &b = **owned;
-    {
-      std::unique_lock<std::mutex> lock(b.mutex);
-      ++b.arrived;
-      b.changed.notify_all();
-      b.changed.wait_for(lock, std::chrono::milliseconds(200),
-                         [&] { return b.arrived >= b.workers; });
-      ++b.left;
-      b.changed.notify_all();
-    }
-    delete owned;
-  };
-  for (unsigned i = 0; i < barrier->workers; ++i)
-    execute(new std::shared_ptr<Barrier>(barrier), arrive);
-  std::unique_lock<std::mutex> lock(barrier->mutex);
-  barrier->changed.wait(lock,
-                        [&] { return barrier->left == barrier->workers; });
-}
-
-CompiledStep::~CompiledStep() { drainAsyncRuntimeWorkers(); }
+CompiledStep::~CompiledStep() = default;
 
 /// The sizes the running step asks the tracking allocator for, when a call
 /// wants them.
@@ -454,44 +402,9 @@ mlir::recast::createHostExecutionEngine(ModuleOp module, unsigned optLevel) {
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
-  // Kernels split across threads call MLIR's async runtime.
-  SmallVector<std::string> asyncFunctions;
-  module.walk([&](LLVM::LLVMFuncOp func) {
-    if (func.isExternal() && func.getSymName().starts_with("mlirAsyncRuntime"))
-      asyncFunctions.push_back(func.getSymName().str());
-  });
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
     return engine.takeError();
-  // The async runtime is bound here from a library loaded once for the
-  // process, not through the engine's shared libraries: an engine unloads
-  // those by calling their destroy hook, and the async runtime's resets its
-  // one default runtime, which the next step compiled would then call.
-  if (!asyncFunctions.empty()) {
-    // Privately (RTLD_LOCAL): made global, the libraries it loads would
-    // interpose on those of another LLVM in the process (torch-mlir's).
-    static void *library =
-        ::dlopen(RECAST_MLIR_ASYNC_RUNTIME, RTLD_NOW | RTLD_LOCAL);
-    asyncRuntimeLibrary = library;
-    if (!library)
-      return makeError("cannot load MLIR's async runtime (" +
-                       std::string(RECAST_MLIR_ASYNC_RUNTIME) +
-                       "), which the step's threads need: " + ::dlerror());
-    SmallVector<std::pair<std::string, void *>> addresses;
-    for (const std::string &name : asyncFunctions) {
-      void *address = ::dlsym(library, name.c_str());
-      if (!address)
-        return makeError("MLIR's async runtime has no function '" + name + "'");
-      addresses.emplace_back(name, address);
-    }
-    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap symbols;
-      for (auto &[name, address] : addresses)
-        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                   llvm::JITSymbolFlags::Exported};
-      return symbols;
-    });
-  }
   // On hosts without AVX512_BF16, LLVM lowers f32 and f64 to bf16
   // truncations to these libcalls. MLIR's float16 utilities (linked in)
   // define them, but an extension module loads that library privately, out
@@ -612,6 +525,8 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     // f32 contractions: the runtime's GEMM (OpenBLAS when present).
     bind("recast_gemm", reinterpret_cast<void *>(&recast_gemm));
     bind("recast_conv2d", reinterpret_cast<void *>(&recast_conv2d));
+    // Kernels split across threads: the runtime's worker threads.
+    bind("recast_parallel_for", reinterpret_cast<void *>(&recast_parallel_for));
     return symbols;
   });
   step->engine->initialize();

@@ -235,3 +235,8 @@ void recast::runtime::parallelFor(int64_t tasks, const ParallelTask &fn,
   for (int64_t task = 0; task < tasks; ++task)
     fn(task, 0);
 }
+
+extern "C" void recast_parallel_for(void (*block)(void *context, int64_t index),
+                                    void *context, int64_t blocks) {
+  parallelFor(blocks, [&](int64_t index, unsigned) { block(context, index); });
+}

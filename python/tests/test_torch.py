@@ -473,9 +473,10 @@ def test_batchnorm_running_statistics_match_torch(optimizer, lr):
 
 
 def test_threaded_step_then_torch_mlir_export():
-    """A step whose kernels run on two threads loads MLIR's async runtime;
-    torch-mlir's own LLVM, imported after it in the same process, must not
-    bind to that runtime's libraries (it aborted when they were global)."""
+    """A step whose kernels run on two threads, then torch-mlir's export in
+    the same process: torch-mlir's own LLVM must not bind to libraries the
+    step loaded (it aborted when a threaded step loaded MLIR's async runtime
+    globally)."""
     script = (
         "import recast, recast.torch as rt, torch.nn as nn, torch\n"
         "program = recast.compile('examples/mlp/train_step.mlir')\n"

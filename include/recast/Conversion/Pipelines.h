@@ -65,10 +65,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
   PassOptions::Option<unsigned> threads{
       *this, "threads",
       llvm::cl::desc("Split large kernels outside the GEMM library across "
-                     "this many threads (recast-kernel-loops, on MLIR's "
-                     "async runtime, which the executable must load: "
-                     "recast-run does, and sets this to the runtime's thread "
-                     "count); 1 keeps every loop on the calling thread"),
+                     "this many threads (recast-kernel-loops, on the "
+                     "runtime's threads through recast_parallel_for: "
+                     "recast-run sets this to the runtime's thread count); 1 "
+                     "keeps every loop on the calling thread"),
       llvm::cl::init(1)};
 };
 

@@ -273,6 +273,18 @@ void recast_conv2d(int32_t kind, int32_t layout, int32_t type_x,
                    int64_t dilation_w, const void *x, const void *b, void *out,
                    int32_t overwrite);
 
+/*===------------------------ CPU threads ---------------------------------===*/
+
+/* Runs block(context, i) for i in [0, blocks) on the calling thread and the
+ * CPU backend's worker threads (recast_cpu_threads() in all), and returns
+ * when all have run; blocks go to whichever thread asks first. Compiled code
+ * calls it for the kernels recast-kernel-loops splits across threads; the
+ * GEMM and convolution calls share the same threads. Called from inside a
+ * block, or while another thread runs blocks, it runs them in order on the
+ * calling thread. */
+void recast_parallel_for(void (*block)(void *context, int64_t index),
+                         void *context, int64_t blocks);
+
 /*===------------------------ Backend details -----------------------------===*/
 
 /* The CBLAS the CPU backend's GEMM uses ("" if none: a reference loop).
@@ -290,10 +302,12 @@ const char *recast_cpu_blas_core(void);
  * widened to f32 for sgemm, or the reference loop without a BLAS;
  * $RECAST_BF16_GEMM=widen). */
 const char *recast_cpu_bf16_gemm(void);
-/* Threads the CPU backend's kernels use: $OPENBLAS_NUM_THREADS, else
- * $OMP_NUM_THREADS, else the hardware's, so that recast's own kernels (the
- * bf16 GEMM, the loops recast-lower-to-cpu splits across threads) use what
- * the BLAS does. */
+/* Threads the CPU backend runs on: $OPENBLAS_NUM_THREADS, else
+ * $OMP_NUM_THREADS, else the hardware's. The backend splits GEMMs (by
+ * rows), convolutions and the loops recast-lower-to-cpu splits across its
+ * own worker threads, and has OpenBLAS run single-threaded (in a process
+ * that shares recast's OpenBLAS, numpy's products then run on one thread
+ * too). */
 int recast_cpu_threads(void);
 /* The OpenBLAS core type (the OPENBLAS_CORETYPE value) recast selects on this
  * CPU, or NULL where OpenBLAS's own detection is used. OpenBLAS 0.3.21

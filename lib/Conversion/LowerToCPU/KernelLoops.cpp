@@ -3,22 +3,23 @@
 // The loops outside the GEMM library (casts, softmax, layer norms, GELU, the
 // optimizer): row reductions become loops that carry their accumulators in
 // registers, and the leading parallel loops of each large kernel an
-// scf.parallel that the async dialect's `async-parallel-for` splits into one
-// block per thread.
+// scf.parallel that becomes a task function whose blocks the runtime's
+// threads share (recast-parallel-dispatch-to-llvm finishes the dispatch).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParallelDispatch.h"
 #include "recast/Conversion/Passes.h"
 #include "recast/Dialect/Recast/IR/RecastDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Async/Transforms.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/DenseMap.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::recast {
 #define GEN_PASS_DEF_RECASTKERNELLOOPSPASS
@@ -539,6 +540,118 @@ conflictingLoops(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
+/// Moves `loop` (static bounds, no results) into a function of its own,
+/// `<kernel>_task<N>(%begin, %end, captures...)`, that runs the iterations
+/// [begin, end) of its iteration space linearized (row-major over its
+/// dimensions), and replaces it with a call of `<kernel>_dispatch<N>(
+/// captures...)`: a declaration that `recast-parallel-dispatch-to-llvm`
+/// defines once the module is in the LLVM dialect, handing blocks of
+/// `blockSize` iterations to the runtime's threads (recast_parallel_for).
+/// Constants the body uses are cloned into the task, so that LLVM still sees
+/// its trip counts; every other value from above is an argument.
+void outlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
+                         int64_t blockSize, unsigned number) {
+  Location loc = loop.getLoc();
+  SmallVector<int64_t> lowerBounds, steps, tripCounts;
+  for (auto [lower, upper, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> lb = getConstantIntValue(lower),
+                           ub = getConstantIntValue(upper),
+                           st = getConstantIntValue(step);
+    if (!lb || !ub || !st || *st <= 0)
+      return;
+    lowerBounds.push_back(*lb);
+    steps.push_back(*st);
+    tripCounts.push_back(
+        std::max<int64_t>(llvm::divideCeil(*ub - *lb, *st), 0));
+  }
+  if (loop.getNumResults() != 0)
+    return;
+  int64_t iterations = 1;
+  for (int64_t trips : tripCounts)
+    iterations *= trips;
+
+  llvm::SetVector<Value> usedAbove;
+  getUsedValuesDefinedAbove(loop.getRegion(), usedAbove);
+  SmallVector<Value> captures;
+  SmallVector<Operation *> constants;
+  for (Value value : usedAbove) {
+    if (matchPattern(value, m_Constant()))
+      constants.push_back(value.getDefiningOp());
+    else
+      captures.push_back(value);
+  }
+  SmallVector<Type> captureTypes = llvm::to_vector(
+      llvm::map_range(captures, [](Value v) { return v.getType(); }));
+
+  auto kernel = loop->getParentOfType<func::FuncOp>();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(kernel);
+  std::string name = (kernel.getSymName() + "_task" + Twine(number)).str();
+  SmallVector<Type> taskInputs = {rewriter.getIndexType(),
+                                  rewriter.getIndexType()};
+  llvm::append_range(taskInputs, captureTypes);
+  auto task = func::FuncOp::create(rewriter, loc, name,
+                                   rewriter.getFunctionType(taskInputs, {}));
+  task.setPrivate();
+  Block *entry = task.addEntryBlock();
+  rewriter.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  for (auto [capture, argument] :
+       llvm::zip(captures, entry->getArguments().drop_front(2)))
+    mapping.map(capture, argument);
+  for (Operation *constant : constants)
+    rewriter.clone(*constant, mapping);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  auto iterationsLoop = scf::ForOp::create(rewriter, loc, entry->getArgument(0),
+                                           entry->getArgument(1), index(1));
+  func::ReturnOp::create(rewriter, loc);
+  rewriter.setInsertionPointToStart(iterationsLoop.getBody());
+  // The loop's induction variables from the linear iteration, innermost
+  // dimension fastest.
+  Value rest = iterationsLoop.getInductionVar();
+  SmallVector<Value> inductionVars(tripCounts.size());
+  for (size_t dim = tripCounts.size(); dim-- > 0;) {
+    Value position = rest;
+    if (dim > 0) {
+      position =
+          arith::RemUIOp::create(rewriter, loc, rest, index(tripCounts[dim]));
+      rest =
+          arith::DivUIOp::create(rewriter, loc, rest, index(tripCounts[dim]));
+    }
+    inductionVars[dim] = arith::AddIOp::create(
+        rewriter, loc, index(lowerBounds[dim]),
+        arith::MulIOp::create(rewriter, loc, position, index(steps[dim])));
+  }
+  for (auto [original, replacement] :
+       llvm::zip(loop.getInductionVars(), inductionVars))
+    mapping.map(original, replacement);
+  for (Operation &op : loop.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
+
+  rewriter.setInsertionPointAfter(task);
+  auto dispatch = func::FuncOp::create(
+      rewriter, loc, (kernel.getSymName() + "_dispatch" + Twine(number)).str(),
+      rewriter.getFunctionType(captureTypes, {}));
+  dispatch.setPrivate();
+  dispatch->setAttr(recast::kParallelTaskAttr, FlatSymbolRefAttr::get(task));
+  dispatch->setAttr(recast::kParallelIterationsAttr,
+                    rewriter.getI64IntegerAttr(iterations));
+  dispatch->setAttr(recast::kParallelBlockAttr,
+                    rewriter.getI64IntegerAttr(blockSize));
+  rewriter.setInsertionPoint(loop);
+  func::CallOp::create(rewriter, loc, dispatch, captures);
+  SmallVector<Value> bounds = llvm::to_vector(llvm::concat<Value>(
+      loop.getLowerBound(), loop.getUpperBound(), loop.getStep()));
+  rewriter.eraseOp(loop);
+  // The bounds' constants, when the loop was their only user.
+  for (Value bound : bounds)
+    if (Operation *def = bound.getDefiningOp(); def && def->use_empty())
+      rewriter.eraseOp(def);
+}
+
 struct RecastKernelLoopsPass
     : public recast::impl::RecastKernelLoopsPassBase<RecastKernelLoopsPass> {
   using Base::Base;
@@ -560,7 +673,7 @@ struct RecastKernelLoopsPass
 
     // Iterations of each scf.parallel in one block: an equal share per
     // thread, but at least minWork points of the whole op.
-    llvm::DenseMap<Operation *, int64_t> blockSizes;
+    llvm::MapVector<Operation *, int64_t> blockSizes;
     IRRewriter rewriter(context);
     for (auto [op, shape] : kernels) {
       if (std::optional<std::pair<unsigned, unsigned>> loops =
@@ -618,30 +731,10 @@ struct RecastKernelLoopsPass
     if (blockSizes.empty())
       return;
 
-    RewritePatternSet patterns(context);
-    async::populateAsyncParallelForPatterns(
-        patterns, /*asyncDispatch=*/true, threads,
-        [&](ImplicitLocOpBuilder builder, scf::ParallelOp loop) -> Value {
-          auto found = blockSizes.find(loop);
-          int64_t size = found == blockSizes.end() ? 1 : found->second;
-          return arith::ConstantIndexOp::create(builder, size);
-        });
-    // Only the loops made here: anything else is left as it came.
-    SmallVector<Operation *> loops =
-        llvm::to_vector(llvm::make_first_range(blockSizes));
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    if (failed(applyOpPatternsGreedily(loops, std::move(patterns), config)))
-      return signalPassFailure();
-
-    // Each block's loops are called from the kernel (one block), the
-    // dispatch (the caller's block) and the async tasks: inlined, LLVM
-    // would optimize and vectorize them three times over.
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func.getSymName().starts_with("parallel_compute_fn"))
-        func->setAttr(
-            "passthrough",
-            ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
+    unsigned number = 0;
+    for (auto [loop, blockSize] : blockSizes)
+      outlineParallelLoop(rewriter, cast<scf::ParallelOp>(loop), blockSize,
+                          number++);
   }
 };
 

@@ -6,7 +6,6 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
-#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,17 +43,11 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   // of ops.
   pm.addPass(createRecastOutlineKernelsPass());
   // Row reductions with their accumulators in registers; large kernels split
-  // across threads, through the async dialect's runtime: its calls are
-  // lowered here, its coroutines by LLVM.
+  // across the runtime's threads (their dispatch is defined in the LLVM
+  // dialect, below).
   RecastKernelLoopsPassOptions kernelLoops;
   kernelLoops.threads = options.threads;
   pm.addPass(createRecastKernelLoopsPass(kernelLoops));
-  if (options.threads > 1) {
-    pm.addPass(createAsyncToAsyncRuntimePass());
-    pm.addPass(createAsyncRuntimeRefCountingPass());
-    pm.addPass(createAsyncRuntimeRefCountingOptPass());
-    pm.addPass(createConvertAsyncToLLVMPass());
-  }
   // Structured ops to loops, loops to branches.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -92,6 +85,8 @@ void mlir::recast::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (options.threads > 1)
+    pm.addPass(createRecastParallelDispatchToLLVMPass());
   pm.addPass(createCanonicalizerPass());
 }
 

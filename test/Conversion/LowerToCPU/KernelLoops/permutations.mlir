@@ -12,10 +12,18 @@
 // CHECK:           %[[IN:.*]] = memref.subview %[[W]][%[[F]], %[[C]], 0, 0] [16, 16, 3, 3] [1, 1, 1, 1]
 // CHECK:           %[[OUT:.*]] = memref.subview %[[T]][0, 0, %[[C]], %[[F]]] [3, 3, 16, 16] [1, 1, 1, 1]
 // CHECK:           linalg.transpose ins(%[[IN]] : {{.*}}) outs(%[[OUT]] : {{.*}}) permutation = [2, 3, 1, 0]
+// Two threads: the tiles (2 of c by 4 of f) are the task's iterations,
+// linearized, f fastest; each tile's offsets are recovered from its index.
 // TWO-LABEL: func.func private @kernel_filter_to_hwcf
-// TWO:         async.create_group
-// TWO-LABEL: func.func private @parallel_compute_fn
-// TWO:         linalg.transpose
+// TWO:         call @kernel_filter_to_hwcf_dispatch0
+// TWO-LABEL: func.func private @kernel_filter_to_hwcf_task0
+// TWO:         scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}}
+// TWO-DAG:       arith.remui %[[TILE]], %c4
+// TWO-DAG:       arith.divui %[[TILE]], %c4
+// TWO:           linalg.transpose
+// TWO-LABEL: func.func private @kernel_filter_to_hwcf_dispatch0
+// TWO-SAME:    recast_parallel_block = 4 : i64
+// TWO-SAME:    recast_parallel_iterations = 8 : i64
 func.func private @kernel_filter_to_hwcf(%w: memref<64x32x3x3xf32>, %t: memref<3x3x32x64xf32>) attributes {recast.kernel} {
   linalg.transpose ins(%w : memref<64x32x3x3xf32>) outs(%t : memref<3x3x32x64xf32>) permutation = [2, 3, 1, 0]
   return

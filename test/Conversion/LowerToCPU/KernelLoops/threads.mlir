@@ -3,30 +3,32 @@
 
 // A row reduction (softmax's max): its rows split across two threads, each
 // block of at least 1024 points of the whole op (4 rows of 256), here 32
-// rows each. The caller computes one block and awaits the other.
+// rows each. The loop moves into a task function over a range of its rows;
+// the kernel calls the dispatch, declared for
+// recast-parallel-dispatch-to-llvm with the task, the rows and the block.
 
 // CHECK-LABEL: func.func private @kernel_rows
+// CHECK-SAME:    (%[[X:.*]]: memref<64x256xf32>, %[[M:.*]]: memref<64xf32>)
 // CHECK-NOT:     linalg.generic
-// CHECK-DAG:     %[[MIN:.*]] = arith.constant 32 : index
-// CHECK:         arith.maxsi %{{.*}}, %[[MIN]] : index
-// CHECK:         call @parallel_compute_fn(
-// CHECK:         async.create_group
-// CHECK:         call @async_dispatch_fn(
-// CHECK:         async.await_all
-// CHECK-LABEL: func.func private @parallel_compute_fn
-// CHECK-SAME:    passthrough = ["noinline"]
-// CHECK:         scf.for
-// CHECK:           memref.load
+// CHECK-NEXT:    call @kernel_rows_dispatch0(%[[M]], %[[X]]) : (memref<64xf32>, memref<64x256xf32>) -> ()
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @kernel_rows_task0
+// CHECK-SAME:    (%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[TM:.*]]: memref<64xf32>, %[[TX:.*]]: memref<64x256xf32>)
+// CHECK:         scf.for %[[ROW:.*]] = %[[BEGIN]] to %[[END]]
+// CHECK:           memref.load %[[TM]]
 // CHECK:           scf.for {{.*}} iter_args
+// CHECK:             memref.load %[[TX]]
 // CHECK:             arith.maximumf
-// CHECK-LABEL: func.func private @async_dispatch_fn
-// CHECK:         async.execute
+// CHECK-LABEL: func.func private @kernel_rows_dispatch0(memref<64xf32>, memref<64x256xf32>)
+// CHECK-SAME:    recast_parallel_block = 32 : i64
+// CHECK-SAME:    recast_parallel_iterations = 64 : i64
+// CHECK-SAME:    recast_parallel_task = @kernel_rows_task0
 
 // One thread: the same loops, not split.
 // ONE-LABEL: func.func private @kernel_rows
 // ONE:         scf.parallel
 // ONE:           scf.for {{.*}} iter_args
-// ONE-NOT:     async
+// ONE-NOT:     _dispatch
 func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x256xf32>) outs(%m : memref<64xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -46,11 +48,13 @@ func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attri
 // ONE:         linalg.generic
 // CHECK-LABEL: func.func private @kernel_cast
 // CHECK-NOT:     linalg.generic
-// CHECK-DAG:     arith.constant 128 : index
-// CHECK:         async.await_all
-// CHECK-LABEL: func.func private @parallel_compute_fn
-// CHECK-SAME:    passthrough = ["noinline"]
-// CHECK:         arith.truncf
+// CHECK:         call @kernel_cast_dispatch0
+// CHECK-LABEL: func.func private @kernel_cast_task0
+// CHECK:         scf.for
+// CHECK:           arith.truncf
+// CHECK-LABEL: func.func private @kernel_cast_dispatch0
+// CHECK-SAME:    recast_parallel_block = 128 : i64
+// CHECK-SAME:    recast_parallel_iterations = 256 : i64
 func.func private @kernel_cast(%x: memref<256x64xf32>, %y: memref<256x64xbf16>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<256x64xf32>) outs(%y : memref<256x64xbf16>) {
   ^bb0(%in: f32, %out: bf16):
@@ -68,7 +72,7 @@ func.func private @kernel_cast(%x: memref<256x64xf32>, %y: memref<256x64xbf16>) 
 
 // CHECK-LABEL: func.func private @kernel_column_sums
 // CHECK:         linalg.generic
-// CHECK-NOT:     async
+// CHECK-NOT:     _dispatch
 func.func private @kernel_column_sums(%x: memref<256x64xf32>, %s: memref<64xf32>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<256x64xf32>) outs(%s : memref<64xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -80,7 +84,7 @@ func.func private @kernel_column_sums(%x: memref<256x64xf32>, %s: memref<64xf32>
 
 // CHECK-LABEL: func.func private @kernel_small
 // CHECK:         linalg.generic
-// CHECK-NOT:     async
+// CHECK-NOT:     _dispatch
 func.func private @kernel_small(%x: memref<32x63xf32>, %y: memref<32x63xf32>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<32x63xf32>) outs(%y : memref<32x63xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -92,7 +96,7 @@ func.func private @kernel_small(%x: memref<32x63xf32>, %y: memref<32x63xf32>) at
 
 // CHECK-LABEL: func.func private @kernel_transpose_in_place
 // CHECK:         linalg.generic
-// CHECK-NOT:     async
+// CHECK-NOT:     _dispatch
 func.func private @kernel_transpose_in_place(%x: memref<64x64xf32>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<64x64xf32>) outs(%x : memref<64x64xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -103,7 +107,7 @@ func.func private @kernel_transpose_in_place(%x: memref<64x64xf32>) attributes {
 
 // CHECK-LABEL: func.func @not_a_kernel
 // CHECK:         linalg.generic
-// CHECK-NOT:     async
+// CHECK-NOT:     _dispatch
 func.func @not_a_kernel(%x: memref<256x64xf32>, %y: memref<256x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<256x64xf32>) outs(%y : memref<256x64xf32>) {
   ^bb0(%in: f32, %out: f32):
