@@ -548,7 +548,9 @@ conflictingLoops(linalg::LinalgOp op) {
 /// defines once the module is in the LLVM dialect, handing blocks of
 /// `blockSize` iterations to the runtime's threads (recast_parallel_for).
 /// Constants the body uses are cloned into the task, so that LLVM still sees
-/// its trip counts; every other value from above is an argument.
+/// its trip counts; every other value from above is an argument. A loop
+/// with bounds that are not constants (none that this pass makes) stays on
+/// the calling thread.
 void outlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                          int64_t blockSize, unsigned number) {
   Location loc = loop.getLoc();
