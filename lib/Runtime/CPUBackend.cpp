@@ -81,21 +81,19 @@ std::string openblasCoreName(void *handle) {
   return coreName ? coreName() : "";
 }
 
-/// Whether the process already holds the OpenBLAS `name` with kernels for
-/// another core than `core`: OpenBLAS picks them once, when it is loaded,
-/// and 0.3.21 takes recent Xeons for a generic "Prescott" several times
-/// slower than its AVX-512 kernels. A Python process has loaded it through
-/// numpy before recast's runtime sets OPENBLAS_CORETYPE; recast then loads
-/// a copy of its own (dlmopen, a new link-map namespace, whose start-up
-/// reads the core type set by then).
-bool loadedWithOtherCore(const char *name, const char *core) {
+/// Whether the process already holds the library `name` (numpy's OpenBLAS,
+/// in a Python process). recast then loads a copy of its own (dlmopen, a
+/// new link-map namespace): it runs its OpenBLAS on one thread, which must
+/// not change the other user's, and OpenBLAS picks its kernels once, when
+/// it is loaded (0.3.21 takes recent Xeons for a generic "Prescott" several
+/// times slower than its AVX-512 kernels), while the copy's start-up reads
+/// the core type recast has set by then.
+bool loadedAlready(const char *name) {
   void *loaded = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
   if (!loaded)
     return false;
-  std::string loadedCore = openblasCoreName(loaded);
-  bool other = !loadedCore.empty() && strcasecmp(loadedCore.c_str(), core) != 0;
   dlclose(loaded);
-  return other;
+  return true;
 }
 
 /// The CBLAS to use: $RECAST_BLAS (a path or soname; "none" disables BLAS),
@@ -121,8 +119,7 @@ const Blas &getBlas() {
       setenv("OPENBLAS_CORETYPE", core, 0);
     for (const std::string &name : candidates) {
       void *handle = nullptr;
-      if (core && !std::getenv("RECAST_BLAS") &&
-          loadedWithOtherCore(name.c_str(), core))
+      if (!std::getenv("RECAST_BLAS") && loadedAlready(name.c_str()))
         handle = dlmopen(LM_ID_NEWLM, name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (!handle)
         handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);

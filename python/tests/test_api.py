@@ -304,19 +304,29 @@ def test_cpu_blas_kernels_for_this_cpu_after_numpy(root, build_dir):
     """numpy loads OpenBLAS before recast can name the core, and OpenBLAS
     0.3.21 takes recent Xeons for a generic "Prescott" (several times
     slower): recast's steps must still run OpenBLAS's kernels for this CPU,
-    and train as recast-run does."""
+    and train as recast-run does. recast runs its OpenBLAS on one thread
+    (its own threads split the products): numpy's keeps its threads."""
     flags = open("/proc/cpuinfo").read()
     script = (
         "import ctypes, json, numpy, recast\n"
         "blas = ctypes.CDLL('libopenblas.so.0')\n"
         "blas.openblas_get_corename.restype = ctypes.c_char_p\n"
         "numpy_core = blas.openblas_get_corename().decode()\n"
-        "print(json.dumps([numpy_core, recast.cpu_blas()]))\n")
+        "threads = blas.openblas_get_num_threads()\n"
+        "info = recast.cpu_blas()\n"
+        "a = numpy.ones((64, 64), numpy.float32)\n"
+        "program = recast.compile('examples/mlp/train_step.mlir')\n"
+        "program.step(program.init_params(0), program.init_batch(0))\n"
+        "assert blas.openblas_get_num_threads() == threads == 2, threads\n"
+        "assert float((a @ a)[0, 0]) == 64.0\n"
+        "print(json.dumps([numpy_core, info]))\n")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env["OPENBLAS_NUM_THREADS"] = "2"
     env["PYTHONPATH"] = os.path.join(root, "python")
     env["RECAST_BUILD_DIR"] = build_dir
-    out = subprocess.run([sys.executable, "-c", script], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=root,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
     numpy_core, info = json.loads(out.stdout.strip().splitlines()[-1])
     assert info["library"].startswith("libopenblas")
     if " avx512f " in flags:
