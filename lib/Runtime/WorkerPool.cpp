@@ -1,11 +1,11 @@
-//===- WorkerPool.cpp - The CPU backend's threads
-//--------------------------===//
+//===- WorkerPool.cpp - The CPU backend's threads -------------------------===//
 //
 // One pool of threads for the runtime's own parallel work: GEMMs split into
 // blocks of rows (OpenBLAS itself runs on one thread), convolution blocks and
-// gathers, the bf16 kernels' tasks. A region hands out its tasks one at a
-// time to whichever of the caller and the pool's threads asks first, and
-// returns when all have run.
+// gathers, the bf16 kernels' tasks, and the blocks of the compiled kernels
+// split across threads (recast_parallel_for). A region hands out its tasks
+// one at a time to whichever of the caller and the pool's threads asks
+// first, and returns when all have run.
 //
 // Steps call the runtime hundreds of times between compiled loops of a few
 // microseconds each, and waking a sleeping thread takes tens of microseconds
@@ -14,7 +14,7 @@
 // them taken. A thread spins for a short while after a region before it
 // sleeps on a condition variable, so that the next region usually finds it
 // awake; the spin is bounded so that an idle pool leaves the cores to the
-// compiled loops' own threads (MLIR's async runtime).
+// rest of the process.
 //
 //===----------------------------------------------------------------------===//
 
