@@ -276,11 +276,11 @@ public:
     bool bf16 = d.type_a == RECAST_BF16 && d.type_b == RECAST_BF16 &&
                 d.type_c == RECAST_F32;
     if (bf16 && blas.sbgemm && blas.sbgemmSplitsItself) {
-      forEachProduct(d, /*workers=*/1,
+      forEachProduct(d, /*tasks=*/1,
                      [&](const Product &p) { multiplyInPlace(d, p, blas); });
       return RECAST_OK;
     }
-    forEachProduct(d, getWorkers(d), [&](const Product &p) {
+    forEachProduct(d, getTasks(d), [&](const Product &p) {
       if (f32 || (bf16 && blas.sbgemm))
         multiplyInPlace(d, p, blas);
       else
@@ -303,26 +303,26 @@ private:
     int64_t ldc;
   };
 
-  /// Products below this many multiply-adds for each worker are not split:
-  /// a worker's share must outweigh handing it out.
-  static constexpr int64_t kMacsPerWorker = int64_t(1) << 18;
+  /// Products below this many multiply-adds for each task are not split:
+  /// a task must outweigh handing it out.
+  static constexpr int64_t kMacsPerTask = int64_t(1) << 18;
 
-  static unsigned getWorkers(const recast_gemm_desc &d) {
+  /// Tasks to split a GEMM into: one for each kMacsPerTask multiply-adds, at
+  /// most maxCpuTasks().
+  static int64_t getTasks(const recast_gemm_desc &d) {
     int64_t macs = d.batch * d.m * d.n * std::max<int64_t>(d.k, 1);
-    return unsigned(
-        std::clamp<int64_t>(macs / kMacsPerWorker, 1, int64_t(cpuWorkers())));
+    return std::clamp<int64_t>(macs / kMacsPerTask, 1, maxCpuTasks());
   }
 
-  /// Calls fn for every product of the batch, split among up to `workers`
-  /// workers: whole products when the batch has one for each, else blocks
-  /// of each product's rows. The result does not depend on the split:
+  /// Calls fn for every product of the batch, split into up to `tasks`
+  /// tasks: whole products when the batch has one for each, else blocks of
+  /// each product's rows. The result does not depend on the split:
   /// every element of D is computed by one call over the whole of k, and
   /// the blocks start at multiples of kSplitRows, where OpenBLAS's kernels
   /// meet the same rows in the same tiles as in the whole product (its
   /// sums differ with the tiles; splitting the columns changes them too).
   template <typename Fn>
-  static void forEachProduct(const recast_gemm_desc &d, unsigned workers,
-                             Fn fn) {
+  static void forEachProduct(const recast_gemm_desc &d, int64_t tasks, Fn fn) {
     size_t bytesA = recast_dtype_size(d.type_a),
            bytesB = recast_dtype_size(d.type_b),
            bytesC = recast_dtype_size(d.type_c);
@@ -341,8 +341,11 @@ private:
           d.n};
     };
     int64_t rowBlocks = d.m / kSplitRows;
-    if (d.batch < int64_t(workers) && rowBlocks >= 2) {
-      int64_t shares = std::min<int64_t>(workers, rowBlocks);
+    if (d.batch < tasks && rowBlocks >= 2) {
+      // A share for each worker at least, and more only of kMinTaskRows.
+      int64_t shares = std::min(
+          {tasks, rowBlocks,
+           std::max<int64_t>(d.m / kMinTaskRows, int64_t(cpuWorkers()))});
       // Share s takes row blocks [rowBlocks s / shares, rowBlocks (s + 1) /
       // shares), the last one the rows past them too.
       auto boundary = [&](int64_t share) {
@@ -362,7 +365,7 @@ private:
       });
       return;
     }
-    int64_t shares = std::min<int64_t>(workers, d.batch);
+    int64_t shares = std::min(tasks, d.batch);
     parallelFor(shares, [&](int64_t share, unsigned) {
       for (int64_t batch = d.batch * share / shares,
                    end = d.batch * (share + 1) / shares;

@@ -352,11 +352,16 @@ recast_status convolveChannelsLast(recast_device_t device,
     block = std::max<int64_t>(kWorkspaceBytes / int64_t(depth * inBytes) /
                                   kSplitRows * kSplitRows,
                               kSplitRows);
-    // A forward block for each worker at least.
-    if (forward)
+    // maxCpuTasks() forward blocks of kMinTaskRows rows at least, and a
+    // block for each worker.
+    if (forward) {
+      auto rowsOfBlocks = [&](int64_t blocks) {
+        return ceilDiv(ceilDiv(pixels, blocks), kSplitRows) * kSplitRows;
+      };
       block =
-          std::min(block, ceilDiv(ceilDiv(pixels, cpuWorkers()), kSplitRows) *
-                              kSplitRows);
+          std::min({block, std::max(rowsOfBlocks(maxCpuTasks()), kMinTaskRows),
+                    rowsOfBlocks(cpuWorkers())});
+    }
     block = std::min(block, pixels);
   }
   auto convolveBlock = [&](int64_t first) -> recast_status {

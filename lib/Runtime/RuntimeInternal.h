@@ -44,6 +44,25 @@ unsigned cpuWorkers();
 /// same work split and whole.
 void setCpuWorkers(unsigned workers);
 
+/// Tasks a region of the CPU backend is cut into for each worker, when its
+/// work allows: a worker that starts late (a pool thread waking, or its
+/// core lent elsewhere for a while) leaves its share to the others instead
+/// of holding the region for a whole share. recast-kernel-loops'
+/// blocks-per-thread default matches it.
+constexpr unsigned kTasksPerWorker = 4;
+
+/// Fewest rows of a GEMM's result in one task when there are more tasks
+/// than workers: each task packs the whole of op(B) again, which for a
+/// block of 24 rows costs about as much as its multiply-adds.
+constexpr int64_t kMinTaskRows = 4 * kSplitRows;
+
+/// Tasks to cut a region of the CPU backend into at most: kTasksPerWorker
+/// for each of cpuWorkers(), or 1 on one worker (where a cut only costs).
+inline int64_t maxCpuTasks() {
+  unsigned workers = cpuWorkers();
+  return workers > 1 ? int64_t(workers) * kTasksPerWorker : 1;
+}
+
 /// One task of a parallelFor: its index, and the slot of the thread running
 /// it (below the region's threads, at most cpuWorkers(); one thread runs
 /// one task at a time, so per-slot scratch needs no lock).

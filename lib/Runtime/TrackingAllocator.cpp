@@ -63,8 +63,7 @@ bool TrackingAllocator::deallocate(void *ptr) {
     current -= int64_t(block.bytes);
     liveRounded -= int64_t(block.rounded);
     liveBlocks.erase(it);
-    if (block.rounded >= kMinCachedBytes &&
-        cached + int64_t(block.rounded) <= cacheLimit()) {
+    if (cached + int64_t(block.rounded) <= cacheLimit()) {
       freeBlocks[{block.rounded, block.alignment}].push_back(ptr);
       cached += int64_t(block.rounded);
       return true;

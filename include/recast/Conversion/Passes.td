@@ -403,14 +403,18 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
     all come before its reductions, each output element belonging to one
     point of those loops, and whose iteration space holds at least
     `min-block-work` * 2 points, has its parallel loops split into at most
-    `threads` blocks: the loop moves into a task function
+    `threads` * `blocks-per-thread` blocks: the loop moves into a task function
     (`<kernel>_task<N>`, its iterations linearized, the range [begin, end)
     its first two arguments, the values it uses from above the others) and
     the kernel calls `<kernel>_dispatch<N>`, a declaration that
     `recast-parallel-dispatch-to-llvm` defines once the module is in the
     LLVM dialect: it hands the blocks to the runtime's threads
     (`recast_parallel_for`), which the GEMM and convolution calls share, and
-    returns when all have run. Each block is at least `min-block-work`
+    returns when all have run. Blocks go to whichever thread asks first,
+    so a thread that starts late (one waking, or whose core the machine
+    lent elsewhere for a while) leaves its blocks to the others instead of
+    holding the kernel for a whole thread's share; several blocks per
+    thread bound that wait to a block. Each block is at least `min-block-work`
     points (a block of a reduction counts its reduction loops), so small
     kernels stay on the calling thread: handing a block to a thread that is
     awake costs about a microsecond, and 8192 points (a few microseconds of
@@ -420,6 +424,22 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
     those of one thread. Ops whose parallel loops follow a reduction (a sum
     over the batch rows) keep their loops: their access order is the one
     that streams through memory.
+
+    **Column reductions.** A reduction whose reduction loops all come
+    before its parallel loops, each output indexed by all of the parallel
+    loops (a batch norm's statistics over N, H and W of NHWC images, a bias
+    gradient's sum over rows), combined by a sum, product, max or min, folds
+    each row of its input into one row of accumulators, every row after the
+    one before. Once it holds at least `min-block-work` * 2 points it is
+    cut into chunks of consecutive rows (at most 8, each at least
+    `min-block-work` points, their partial results at most 64 KiB on the
+    stack): chunk k folds its rows into a row of partial results that
+    starts at the combiner's identity, and the outputs then take the
+    partial results in chunk order. The chunks are the iterations of an
+    `scf.parallel`, split across threads as above, one chunk a block; their
+    number does not depend on `threads`, so the results are the same on any
+    number of threads (a sum is associated as its chunks' sums, as the
+    lanes of a row reduction are).
 
     **Permutations.** An elementwise op whose output walks memory along one
     loop while an input walks it along another, each striding the other
@@ -439,9 +459,11 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
   }];
   let options = [
     Option<"threads", "threads", "unsigned", "1",
-           "Blocks each large kernel is split into (at most); 1: none">,
+           "Threads a large kernel is split across; 1: none">,
     Option<"minBlockWork", "min-block-work", "int64_t", "8192",
            "Fewest loop iterations (all loops of the op) in one block">,
+    Option<"blocksPerThread", "blocks-per-thread", "unsigned", "4",
+           "Blocks for each thread a large kernel is split into (at most)">,
   ];
   let dependentDialects = [
     "affine::AffineDialect", "arith::ArithDialect", "func::FuncDialect",
@@ -450,6 +472,8 @@ def RecastKernelLoopsPass : Pass<"recast-kernel-loops", "ModuleOp"> {
   let statistics = [
     Statistic<"numRowReductions", "num-row-reductions",
               "Row reductions lowered with accumulators in registers">,
+    Statistic<"numColumnReductions", "num-column-reductions",
+              "Column reductions cut into partial results over blocks of rows">,
     Statistic<"numParallelKernels", "num-parallel-kernels",
               "Kernels split across threads">,
     Statistic<"numTiledPermutations", "num-tiled-permutations",

@@ -172,6 +172,66 @@ Value laneIdentity(OpBuilder &b, Location loc, Operation *combiner) {
   return arith::ConstantFloatOp::create(b, loc, type, identity);
 }
 
+/// The indices `map` gives at the loop indices `dims`.
+SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                             ValueRange dims) {
+  SmallVector<Value> indices;
+  for (unsigned result = 0; result < map.getNumResults(); ++result) {
+    AffineExpr expr = map.getResult(result);
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      indices.push_back(dims[dim.getPosition()]);
+    else
+      indices.push_back(
+          affine::AffineApplyOp::create(b, loc, map.getSubMap({result}), dims));
+  }
+  return indices;
+}
+
+/// `op`'s payload at the loop indices `allDims`, its memref inputs loaded
+/// there and the outputs' block arguments (or, for a wide accumulator,
+/// their widening) standing for `outputs` (null: unused): the values it
+/// yields.
+SmallVector<Value> emitPayloadAt(OpBuilder &b, Location loc,
+                                 linalg::LinalgOp op,
+                                 ArrayRef<std::optional<WideAccumulator>> wide,
+                                 ValueRange allDims, ValueRange outputs) {
+  Block *body = op.getBlock();
+  unsigned numOutputs = op.getNumDpsInits();
+  IRMapping mapping;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    Value value = input->get();
+    if (isa<MemRefType>(value.getType()))
+      value = memref::LoadOp::create(
+          b, loc, value,
+          indicesAt(b, loc, op.getMatchingIndexingMap(input), allDims));
+    mapping.map(op.getMatchingBlockArgument(input), value);
+  }
+  for (unsigned output = 0; output < numOutputs; ++output) {
+    if (!outputs[output])
+      continue;
+    if (wide[output])
+      mapping.map(wide[output]->widen->getResult(0), outputs[output]);
+    else
+      mapping.map(op.getRegionOutputArgs()[output], outputs[output]);
+  }
+  for (Operation &payload : body->without_terminator()) {
+    if (auto indexOp = dyn_cast<linalg::IndexOp>(payload)) {
+      mapping.map(indexOp.getResult(), allDims[indexOp.getDim()]);
+      continue;
+    }
+    if (llvm::any_of(wide,
+                     [&](const auto &w) { return w && w->widen == &payload; }))
+      continue;
+    b.clone(payload, mapping);
+  }
+  SmallVector<Value> yielded;
+  for (unsigned output = 0; output < numOutputs; ++output)
+    yielded.push_back(mapping.lookupOrDefault(
+        wide[output] ? wide[output]->combined
+                     : body->getTerminator()->getOperand(output)));
+  return yielded;
+}
+
 /// Fewest iterations of a kernel's outer, parallel loop: its leading
 /// parallel loops are collapsed into one until their product reaches it, so
 /// that a batch of 1 or 12 heads still gives every thread work, and the
@@ -208,16 +268,7 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     return arith::ConstantIndexOp::create(b, loc, value);
   };
   auto indicesOf = [&](OpBuilder &b, AffineMap map, ValueRange dims) {
-    SmallVector<Value> indices;
-    for (unsigned result = 0; result < map.getNumResults(); ++result) {
-      AffineExpr expr = map.getResult(result);
-      if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        indices.push_back(dims[dim.getPosition()]);
-      else
-        indices.push_back(affine::AffineApplyOp::create(
-            b, loc, map.getSubMap({result}), dims));
-    }
-    return indices;
+    return indicesAt(b, loc, map, dims);
   };
 
   auto [numCollapsed, outerIterations] = collapsedOuterLoop(op, shape);
@@ -237,7 +288,6 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   dims[0] = rest;
 
-  Block *body = op.getBlock();
   unsigned numOutputs = op.getNumDpsInits();
   bool reduction = numParallel < op.getNumLoops();
   SmallVector<std::optional<WideAccumulator>> wide(numOutputs);
@@ -245,43 +295,8 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
     for (unsigned output = 0; output < numOutputs; ++output)
       wide[output] = wideAccumulatorOf(op, output);
 
-  // The payload at `allDims` with the outputs' block arguments (or, for a
-  // wide accumulator, their widening) standing for `outputs`: the values it
-  // yields.
   auto emitPayload = [&](OpBuilder &b, ValueRange allDims, ValueRange outputs) {
-    IRMapping mapping;
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      Value value = input->get();
-      if (isa<MemRefType>(value.getType()))
-        value = memref::LoadOp::create(
-            b, loc, value,
-            indicesOf(b, op.getMatchingIndexingMap(input), allDims));
-      mapping.map(op.getMatchingBlockArgument(input), value);
-    }
-    for (unsigned output = 0; output < numOutputs; ++output) {
-      if (!outputs[output])
-        continue;
-      if (wide[output])
-        mapping.map(wide[output]->widen->getResult(0), outputs[output]);
-      else
-        mapping.map(op.getRegionOutputArgs()[output], outputs[output]);
-    }
-    for (Operation &payload : body->without_terminator()) {
-      if (auto indexOp = dyn_cast<linalg::IndexOp>(payload)) {
-        mapping.map(indexOp.getResult(), allDims[indexOp.getDim()]);
-        continue;
-      }
-      if (llvm::any_of(
-              wide, [&](const auto &w) { return w && w->widen == &payload; }))
-        continue;
-      b.clone(payload, mapping);
-    }
-    SmallVector<Value> yielded;
-    for (unsigned output = 0; output < numOutputs; ++output)
-      yielded.push_back(mapping.lookupOrDefault(
-          wide[output] ? wide[output]->combined
-                       : body->getTerminator()->getOperand(output)));
-    return yielded;
+    return emitPayloadAt(b, loc, op, wide, allDims, outputs);
   };
 
   // A max or min reduction over the innermost loop (extent `extent`) in
@@ -408,6 +423,217 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
           memref::StoreOp::create(
               b, loc, value, init->get(),
               indicesOf(b, op.getMatchingIndexingMap(init), outputDims));
+        }
+      });
+  return parallel;
+}
+
+/// Most partial results a column reduction is cut into.
+constexpr int64_t kMaxColumnChunks = 8;
+
+/// Most bytes of partial results a column reduction keeps (in its
+/// kernel's stack frame).
+constexpr int64_t kMaxPartialBytes = int64_t(64) << 10;
+
+/// A reduction whose reduction loops all come before its parallel loops,
+/// each output indexed by all the parallel loops and none other (a batch
+/// norm's statistics over N, H and W of NHWC images, a bias gradient's sum
+/// over rows), each output combined by a sum, product, max or min in its
+/// own type (laneCombinerOf): it reads its inputs row by row into a row of
+/// accumulators, every row depending on the one before, so it cannot be
+/// split across threads as it is written.
+struct ColumnReduction {
+  unsigned numReduction = 0;
+  int64_t rows = 1;    // iterations of the reduction loops
+  int64_t columns = 1; // iterations of the parallel loops
+  SmallVector<Operation *> combiners;
+};
+
+std::optional<ColumnReduction> columnReductionOf(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  ColumnReduction reduction;
+  while (reduction.numReduction < iterators.size() &&
+         iterators[reduction.numReduction] == utils::IteratorType::reduction)
+    ++reduction.numReduction;
+  unsigned numLoops = iterators.size();
+  if (reduction.numReduction == 0 || reduction.numReduction == numLoops ||
+      llvm::any_of(ArrayRef(iterators).drop_front(reduction.numReduction),
+                   [](utils::IteratorType t) {
+                     return t != utils::IteratorType::parallel;
+                   }))
+    return std::nullopt;
+  for (auto [loop, range] : llvm::enumerate(op.getStaticLoopRanges())) {
+    if (ShapedType::isDynamic(range) || range <= 0)
+      return std::nullopt;
+    (loop < reduction.numReduction ? reduction.rows : reduction.columns) *=
+        range;
+  }
+  for (auto [output, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (!map.isProjectedPermutation() ||
+        map.getNumResults() != numLoops - reduction.numReduction)
+      return std::nullopt;
+    for (unsigned dim = 0; dim < reduction.numReduction; ++dim)
+      if (map.isFunctionOfDim(dim))
+        return std::nullopt;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->get() == init.get())
+        return std::nullopt;
+    Operation *combiner = laneCombinerOf(op, output, std::nullopt);
+    if (!combiner)
+      return std::nullopt;
+    reduction.combiners.push_back(combiner);
+  }
+  return reduction;
+}
+
+/// Partial results `reduction` of `op` is cut into: at most
+/// kMaxColumnChunks, each of at least `minWork` points of the op, their
+/// partial results within kMaxPartialBytes; below 2, none. The count does
+/// not depend on the threads, so neither do the results.
+int64_t columnChunksOf(linalg::LinalgOp op, const ColumnReduction &reduction,
+                       int64_t minWork) {
+  int64_t rowBytes = 0;
+  for (Value init : op.getDpsInits())
+    rowBytes += reduction.columns * int64_t(cast<MemRefType>(init.getType())
+                                                .getElementType()
+                                                .getIntOrFloatBitWidth() /
+                                            8);
+  return std::min({kMaxColumnChunks, reduction.rows,
+                   reduction.rows * reduction.columns / minWork,
+                   kMaxPartialBytes / std::max<int64_t>(rowBytes, 1)});
+}
+
+/// Lowers column reduction `op` in `chunks` partial results: an
+/// scf.parallel over chunks, chunk k folding the rows [k rows / chunks,
+/// (k + 1) rows / chunks) into a row of accumulators of its own (from the
+/// combiner's identity), then the outputs combined with the partial
+/// results in chunk order. Within a chunk the rows are folded in order, the
+/// parallel loops innermost, so that LLVM vectorizes along the outputs.
+/// The partial results live in the function's stack frame.
+scf::ParallelOp lowerColumnReduction(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     const ColumnReduction &reduction,
+                                     int64_t chunks) {
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numLoops = ranges.size();
+  unsigned numOutputs = op.getNumDpsInits();
+  auto index = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  SmallVector<int64_t> columnShape(ranges.begin() + reduction.numReduction,
+                                   ranges.end());
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t extent : columnShape) {
+    lbs.push_back(index(rewriter, 0));
+    ubs.push_back(index(rewriter, extent));
+    steps.push_back(index(rewriter, 1));
+  }
+  SmallVector<std::optional<WideAccumulator>> noWide(numOutputs);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<Value> partials;
+  {
+    // In the function's entry block: a static frame, also when the op is
+    // inside a loop (each run of the op initializes them again).
+    OpBuilder::InsertionGuard atEntry(rewriter);
+    rewriter.setInsertionPointToStart(
+        &op->getParentOfType<FunctionOpInterface>().getFunctionBody().front());
+    for (Value init : op.getDpsInits()) {
+      SmallVector<int64_t> shape = {chunks};
+      llvm::append_range(shape, columnShape);
+      partials.push_back(memref::AllocaOp::create(
+          rewriter, loc,
+          MemRefType::get(shape,
+                          cast<MemRefType>(init.getType()).getElementType())));
+    }
+  }
+  auto parallel = scf::ParallelOp::create(
+      rewriter, loc, ValueRange{index(rewriter, 0)},
+      ValueRange{index(rewriter, chunks)}, ValueRange{index(rewriter, 1)});
+  {
+    OpBuilder::InsertionGuard inChunk(rewriter);
+    rewriter.setInsertionPointToStart(parallel.getBody());
+    Value chunk = parallel.getInductionVars().front();
+    auto rowOf = [&](Value k) {
+      return arith::DivUIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, k,
+                                index(rewriter, reduction.rows)),
+          index(rewriter, chunks));
+    };
+    Value begin = rowOf(chunk);
+    Value end =
+        rowOf(arith::AddIOp::create(rewriter, loc, chunk, index(rewriter, 1)));
+    auto partialIndices = [&](ValueRange columnDims) {
+      SmallVector<Value> indices = {chunk};
+      llvm::append_range(indices, columnDims);
+      return indices;
+    };
+    scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps,
+        [&](OpBuilder &b, Location, ValueRange columnDims) {
+          for (unsigned output = 0; output < numOutputs; ++output)
+            memref::StoreOp::create(
+                b, loc, laneIdentity(b, loc, reduction.combiners[output]),
+                partials[output], partialIndices(columnDims));
+        });
+    scf::ForOp::create(
+        rewriter, loc, begin, end, index(rewriter, 1), ValueRange{},
+        [&](OpBuilder &b, Location, Value row, ValueRange) {
+          // The reduction loops' indices, outermost first.
+          SmallVector<Value> rowDims(reduction.numReduction);
+          Value rest = row;
+          for (unsigned dim = reduction.numReduction; dim-- > 1;) {
+            Value extent = index(b, ranges[dim]);
+            rowDims[dim] = arith::RemUIOp::create(b, loc, rest, extent);
+            rest = arith::DivUIOp::create(b, loc, rest, extent);
+          }
+          rowDims[0] = rest;
+          scf::buildLoopNest(
+              b, loc, lbs, ubs, steps,
+              [&](OpBuilder &inner, Location, ValueRange columnDims) {
+                SmallVector<Value> allDims(rowDims);
+                llvm::append_range(allDims, columnDims);
+                SmallVector<Value> accs;
+                for (Value partial : partials)
+                  accs.push_back(memref::LoadOp::create(
+                      inner, loc, partial, partialIndices(columnDims)));
+                SmallVector<Value> results =
+                    emitPayloadAt(inner, loc, op, noWide, allDims, accs);
+                for (auto [result, partial] : llvm::zip(results, partials))
+                  memref::StoreOp::create(inner, loc, result, partial,
+                                          partialIndices(columnDims));
+              });
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  // Each output element, then its chunks' partial results in order.
+  scf::buildLoopNest(
+      rewriter, loc, lbs, ubs, steps,
+      [&](OpBuilder &b, Location, ValueRange columnDims) {
+        SmallVector<Value> allDims(numLoops - columnDims.size(), index(b, 0));
+        llvm::append_range(allDims, columnDims);
+        for (unsigned output = 0; output < numOutputs; ++output) {
+          OpOperand *init = op.getDpsInitOperand(output);
+          SmallVector<Value> indices =
+              indicesAt(b, loc, op.getMatchingIndexingMap(init), allDims);
+          Value acc = memref::LoadOp::create(b, loc, init->get(), indices);
+          Operation *combiner = reduction.combiners[output];
+          for (int64_t k = 0; k < chunks; ++k) {
+            SmallVector<Value> partialIndices = {index(b, k)};
+            llvm::append_range(partialIndices, columnDims);
+            IRMapping mapping;
+            mapping.map(combiner->getOperand(0), acc);
+            mapping.map(combiner->getOperand(1),
+                        memref::LoadOp::create(b, loc, partials[output],
+                                               partialIndices));
+            acc = b.clone(*combiner, mapping)->getResult(0);
+          }
+          memref::StoreOp::create(b, loc, acc, init->get(), indices);
         }
       });
   return parallel;
@@ -662,19 +888,25 @@ struct RecastKernelLoopsPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     int64_t minWork = std::max<int64_t>(minBlockWork, 1);
+    int64_t maxBlocks =
+        int64_t(threads) * std::max(1u, unsigned(blocksPerThread));
 
     SmallVector<std::pair<linalg::LinalgOp, ParallelShape>> kernels;
+    SmallVector<std::pair<linalg::LinalgOp, ColumnReduction>> columnReductions;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr(recast::RecastDialect::kKernelAttrName))
         continue;
       func.walk([&](linalg::LinalgOp op) {
         if (std::optional<ParallelShape> shape = parallelShapeOf(op))
           kernels.emplace_back(op, *shape);
+        else if (std::optional<ColumnReduction> reduction =
+                     columnReductionOf(op))
+          columnReductions.emplace_back(op, std::move(*reduction));
       });
     }
 
-    // Iterations of each scf.parallel in one block: an equal share per
-    // thread, but at least minWork points of the whole op.
+    // Iterations of each scf.parallel in one block: an equal share of
+    // maxBlocks, but at least minWork points of the whole op.
     llvm::MapVector<Operation *, int64_t> blockSizes;
     IRRewriter rewriter(context);
     for (auto [op, shape] : kernels) {
@@ -702,7 +934,7 @@ struct RecastKernelLoopsPass
           continue;
         int64_t tileWork = shape.allIterations / tiles;
         blockSizes[loop] =
-            std::max<int64_t>(llvm::divideCeil(tiles, int64_t(threads)),
+            std::max<int64_t>(llvm::divideCeil(tiles, maxBlocks),
                               llvm::divideCeil(minWork, tileWork));
         ++numParallelKernels;
         continue;
@@ -725,9 +957,24 @@ struct RecastKernelLoopsPass
       if (!split)
         continue;
       int64_t innerWork = shape.allIterations / outerIterations;
-      int64_t perThread = llvm::divideCeil(outerIterations, int64_t(threads));
-      blockSizes[loop] =
-          std::max<int64_t>(perThread, llvm::divideCeil(minWork, innerWork));
+      blockSizes[loop] = std::max(llvm::divideCeil(outerIterations, maxBlocks),
+                                  llvm::divideCeil(minWork, innerWork));
+      ++numParallelKernels;
+    }
+    // Column reductions in partial results whatever the threads, so that
+    // the results do not depend on them; a chunk for each block.
+    for (auto &[op, reduction] : columnReductions) {
+      int64_t chunks = columnChunksOf(op, reduction, minWork);
+      if (chunks < 2)
+        continue;
+      rewriter.setInsertionPoint(op);
+      scf::ParallelOp loop =
+          lowerColumnReduction(rewriter, op, reduction, chunks);
+      rewriter.eraseOp(op);
+      ++numColumnReductions;
+      if (threads < 2)
+        continue;
+      blockSizes[loop] = llvm::divideCeil(chunks, maxBlocks);
       ++numParallelKernels;
     }
     if (blockSizes.empty())

@@ -22,7 +22,7 @@
 // TWO-DAG:       arith.divui %[[TILE]], %c4
 // TWO:           linalg.transpose
 // TWO-LABEL: func.func private @kernel_filter_to_hwcf_dispatch0
-// TWO-SAME:    recast_parallel_block = 4 : i64
+// TWO-SAME:    recast_parallel_block = 1 : i64
 // TWO-SAME:    recast_parallel_iterations = 8 : i64
 func.func private @kernel_filter_to_hwcf(%w: memref<64x32x3x3xf32>, %t: memref<3x3x32x64xf32>) attributes {recast.kernel} {
   linalg.transpose ins(%w : memref<64x32x3x3xf32>) outs(%t : memref<3x3x32x64xf32>) permutation = [2, 3, 1, 0]

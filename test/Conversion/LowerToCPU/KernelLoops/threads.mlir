@@ -1,9 +1,10 @@
 // RUN: recast-opt %s --split-input-file --recast-kernel-loops="threads=2 min-block-work=1024" | FileCheck %s
 // RUN: recast-opt %s --split-input-file --recast-kernel-loops="threads=1 min-block-work=1024" | FileCheck %s --check-prefix=ONE
 
-// A row reduction (softmax's max): its rows split across two threads, each
-// block of at least 1024 points of the whole op (4 rows of 256), here 32
-// rows each. The loop moves into a task function over a range of its rows;
+// A row reduction (softmax's max): its rows split across two threads in
+// blocks of at least 1024 points of the whole op (4 rows of 256), here 8
+// rows each: 4 blocks for each thread (blocks-per-thread), so that a
+// thread that starts late leaves its blocks to the other. The loop moves into a task function over a range of its rows;
 // the kernel calls the dispatch, declared for
 // recast-parallel-dispatch-to-llvm with the task, the rows and the block.
 
@@ -20,7 +21,7 @@
 // CHECK:             memref.load %[[TX]]
 // CHECK:             arith.maximumf
 // CHECK-LABEL: func.func private @kernel_rows_dispatch0(memref<64xf32>, memref<64x256xf32>)
-// CHECK-SAME:    recast_parallel_block = 32 : i64
+// CHECK-SAME:    recast_parallel_block = 8 : i64
 // CHECK-SAME:    recast_parallel_iterations = 64 : i64
 // CHECK-SAME:    recast_parallel_task = @kernel_rows_task0
 
@@ -41,8 +42,7 @@ func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attri
 // -----
 
 // Elementwise: the rows (at least 64 of them) are the parallel loop, in
-// blocks of an equal share per thread (128 of 256), the columns a loop
-// inside.
+// blocks of an equal share of 8 (32 of 256), the columns a loop inside.
 
 // ONE-LABEL: func.func private @kernel_cast
 // ONE:         linalg.generic
@@ -53,7 +53,7 @@ func.func private @kernel_rows(%x: memref<64x256xf32>, %m: memref<64xf32>) attri
 // CHECK:         scf.for
 // CHECK:           arith.truncf
 // CHECK-LABEL: func.func private @kernel_cast_dispatch0
-// CHECK-SAME:    recast_parallel_block = 128 : i64
+// CHECK-SAME:    recast_parallel_block = 32 : i64
 // CHECK-SAME:    recast_parallel_iterations = 256 : i64
 func.func private @kernel_cast(%x: memref<256x64xf32>, %y: memref<256x64xbf16>) attributes {recast.kernel} {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<256x64xf32>) outs(%y : memref<256x64xbf16>) {
@@ -66,21 +66,10 @@ func.func private @kernel_cast(%x: memref<256x64xf32>, %y: memref<256x64xbf16>) 
 
 // -----
 
-// Kept on the calling thread: a reduction before the parallel loop (a sum
-// over the batch rows), an op under two blocks' worth of work, an in-place
-// transpose, and any op outside a kernel function.
-
-// CHECK-LABEL: func.func private @kernel_column_sums
-// CHECK:         linalg.generic
-// CHECK-NOT:     _dispatch
-func.func private @kernel_column_sums(%x: memref<256x64xf32>, %s: memref<64xf32>) attributes {recast.kernel} {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%x : memref<256x64xf32>) outs(%s : memref<64xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %0 = arith.addf %in, %out : f32
-    linalg.yield %0 : f32
-  }
-  return
-}
+// Kept on the calling thread: an op under two blocks' worth of work, an
+// in-place transpose, and any op outside a kernel function (a reduction
+// before the parallel loop, a sum over the batch rows, is in
+// column-reductions.mlir).
 
 // CHECK-LABEL: func.func private @kernel_small
 // CHECK:         linalg.generic
