@@ -203,9 +203,10 @@ RecastProgram createProgram(ModuleOp module, const AsmParserState *state,
     diagnostics.error("memory report failed on @" + entry);
     return {nullptr};
   }
-  auto step =
-      CompiledStep::compile(module, func, *args, options.optLevel,
-                            /*memoryPlan=*/false, options.approximateMath);
+  CPUStepOptions cpuOptions;
+  cpuOptions.optLevel = options.optLevel;
+  cpuOptions.approximateMath = options.approximateMath;
+  auto step = CompiledStep::compile(module, func, *args, cpuOptions);
   if (!step)
     return fail(step.takeError());
   auto *program = new Program();

@@ -470,10 +470,9 @@ StepLayout mlir::recast::prepareStepForLowering(func::FuncOp func,
 
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, func::FuncOp func,
-                      ArrayRef<StepArgument> args, unsigned optLevel,
-                      bool memoryPlan, bool approximateMath, bool convCalls,
-                      bool convIm2col) {
-  if (optLevel > 3)
+                      ArrayRef<StepArgument> args,
+                      const CPUStepOptions &options) {
+  if (options.optLevel > 3)
     return makeError("-O must be 0, 1, 2 or 3");
   MLIRContext *context = module.getContext();
   std::string entryName = func.getSymName().str();
@@ -484,13 +483,17 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
   LowerToCPUOptions lowering;
   lowering.trackAllocations = true;
   lowering.blasCalls = true;
-  lowering.approximateMath = approximateMath;
-  lowering.convCalls = convCalls;
-  lowering.convIm2col = convIm2col;
+  lowering.approximateMath = options.approximateMath;
+  lowering.convCalls = options.convCalls;
+  lowering.convIm2col = options.convIm2col;
   // call() adopts a returned argument buffer as the next step's argument.
   lowering.resultsAliasArguments = true;
   // The loops outside the GEMM library use the GEMM's threads.
-  lowering.threads = unsigned(recast_cpu_threads());
+  step->setsThreads = options.threads != 0;
+  step->threads =
+      step->setsThreads ? options.threads : unsigned(recast_cpu_threads());
+  lowering.threads = step->threads;
+  bool memoryPlan = options.memoryPlan;
   auto plan = lowerWithMemoryPlanReport(
       memoryPlan, entryName, [&](StringRef report) -> llvm::Error {
         lowering.memoryPlan = memoryPlan;
@@ -504,7 +507,7 @@ CompiledStep::compile(ModuleOp module, func::FuncOp func,
     return plan.takeError();
   step->memoryPlan = *plan;
 
-  auto engineOr = createHostExecutionEngine(module, optLevel);
+  auto engineOr = createHostExecutionEngine(module, options.optLevel);
   if (!engineOr)
     return engineOr.takeError();
   step->engine = std::move(*engineOr);
@@ -585,7 +588,11 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
 
   lastCallAllocations.clear();
   allocationLog = &lastCallAllocations;
+  if (setsThreads)
+    recast_set_cpu_threads(int(threads));
   llvm::Error invoked = engine->invokePacked(wrapperName, packed);
+  if (setsThreads)
+    recast_set_cpu_threads(0);
   allocationLog = nullptr;
   if (invoked)
     return std::move(invoked);

@@ -236,6 +236,10 @@ void recast::runtime::parallelFor(int64_t tasks, const ParallelTask &fn,
     fn(task, 0);
 }
 
+extern "C" void recast_set_cpu_threads(int threads) {
+  setCpuWorkers(unsigned(std::max(0, threads)));
+}
+
 extern "C" void recast_parallel_for(void (*block)(void *context, int64_t index),
                                     void *context, int64_t blocks) {
   parallelFor(blocks, [&](int64_t index, unsigned) { block(context, index); });

@@ -10,7 +10,7 @@
 
 // CHECK: [2, {{ *}}4, {{ *}}nan, {{ *}}99, {{ *}}-1, {{ *}}1, {{ *}}3, {{ *}}-0]
 // CHECK: [5, {{ *}}5, {{ *}}nan, {{ *}}100, {{ *}}5, {{ *}}5, {{ *}}5, {{ *}}-0]
-// CHUNKS-COUNT-2: memref.alloca() : memref<8x8xf32>
+// CHUNKS-COUNT-2: memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
 
 func.func private @printMemrefF32(tensor<*xf32>)
 

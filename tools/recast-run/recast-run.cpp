@@ -58,6 +58,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -164,6 +165,21 @@ static cl::opt<bool> memoryPlan(
              "(recast-memory-plan), allocated once per step; reports the "
              "arena next to the liveness peak (on a GPU, in device memory)"),
     cl::init(false), cl::cat(runCategory));
+static cl::opt<unsigned> cpuThreads(
+    "cpu-threads",
+    cl::desc("CPU threads of the step: its kernels are split for them, and "
+             "its GEMMs, convolutions and kernels run on them (at most 255; "
+             "0, the default: $OPENBLAS_NUM_THREADS, else $OMP_NUM_THREADS, "
+             "else the hardware's)"),
+    cl::init(0), cl::cat(runCategory));
+static cl::opt<unsigned> compareThreads(
+    "compare-cpu-threads",
+    cl::desc("Also run the step compiled for this many CPU threads, on its "
+             "own copy of the initial values, each step right before or "
+             "after the same step of the first run: reports both step "
+             "times, the speed-up (median of the per-step ratios) and "
+             "whether the losses agree bitwise (CPU only)"),
+    cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
             cl::desc("Directory to write the final parameters and state "
@@ -388,6 +404,10 @@ struct Step {
   ArrayRef<int64_t> getLastCallAllocations() const {
     return cpu ? cpu->getLastCallAllocations() : cuda->getLastCallAllocations();
   }
+  /// The CPU threads the step runs on (on a GPU, those of the host code).
+  unsigned getThreads() const {
+    return cpu ? cpu->getThreads() : unsigned(recast_cpu_threads());
+  }
 };
 
 /// What the steps measured.
@@ -403,7 +423,8 @@ struct RunLog {
 
 static llvm::Expected<Step> compileStep(ModuleOp module, func::FuncOp func,
                                         ArrayRef<ArgumentInfo> args,
-                                        recast_device_t cudaDevice) {
+                                        recast_device_t cudaDevice,
+                                        unsigned threads) {
   Step step;
   if (cudaDevice) {
     mlir::recast::CUDAStepOptions cudaOptions;
@@ -417,104 +438,221 @@ static llvm::Expected<Step> compileStep(ModuleOp module, func::FuncOp func,
     step.cuda = std::move(*compiled);
     return step;
   }
-  auto compiled = mlir::recast::CompiledStep::compile(
-      module, func, args, optLevel, memoryPlan, approximateMath, convCalls,
-      convIm2col);
+  mlir::recast::CPUStepOptions cpuOptions;
+  cpuOptions.optLevel = optLevel;
+  cpuOptions.memoryPlan = memoryPlan;
+  cpuOptions.approximateMath = approximateMath;
+  cpuOptions.convCalls = convCalls;
+  cpuOptions.convIm2col = convIm2col;
+  cpuOptions.threads = threads;
+  auto compiled =
+      mlir::recast::CompiledStep::compile(module, func, args, cpuOptions);
   if (!compiled)
     return compiled.takeError();
   step.cpu = std::move(*compiled);
   return step;
 }
 
+namespace {
+/// What one call of the step did.
+struct StepOutcome {
+  double loss = 0, ms = 0;
+  /// The loss scale before and after, with loss scaling.
+  double scaleBefore = 0, scaleAfter = 0;
+  bool skipped = false;
+};
+
+/// The step --compare-cpu-threads compiles beside the run's, the values it
+/// trains and what its steps measured.
+struct Comparison {
+  Step step;
+  SmallVector<HostTensor> values;
+  BatchData batches;
+  RunLog log;
+};
+} // namespace
+
+/// Runs step `index`: feeds its --data batch in, calls the step and logs
+/// what it measured.
+static llvm::Expected<StepOutcome>
+runOneStep(Step &step, ArrayRef<ArgumentInfo> args,
+           MutableArrayRef<HostTensor> values, const BatchData &batches,
+           const LossScaleArguments &lossScale, int64_t index, RunLog &log) {
+  if (index > 0)
+    for (auto &[position, array] : batches.arrays) {
+      const ArgumentInfo &arg = args[position];
+      auto next = ::recast::tensorFromNpy(array, arg.element, arg.shape,
+                                          "batch %" + arg.name,
+                                          index % batches.numBatches);
+      if (!next)
+        return next.takeError();
+      values[position].release();
+      values[position] = *next;
+    }
+
+  StepOutcome outcome;
+  outcome.scaleBefore =
+      lossScale.scale ? values[*lossScale.scale].getAsDouble(0) : 0.0;
+  double skipsBefore =
+      lossScale.skipCount ? values[*lossScale.skipCount].getAsDouble(0) : 0.0;
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<double> lossOr = step.call(values);
+  if (!lossOr)
+    return lossOr.takeError();
+  outcome.loss = *lossOr;
+  if (step.getMemoryPlan()) {
+    ArrayRef<int64_t> allocated = step.getLastCallAllocations();
+    log.arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
+    log.allocationsPerStep.push_back(int64_t(allocated.size()));
+  }
+  outcome.ms = std::chrono::duration<double, std::milli>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+
+  if (lossScale.scale) {
+    outcome.scaleAfter = values[*lossScale.scale].getAsDouble(0);
+    outcome.skipped = outcome.scaleAfter < outcome.scaleBefore;
+    log.lossScales.push_back(outcome.scaleAfter);
+  } else if (lossScale.skipCount) {
+    outcome.scaleBefore = outcome.scaleAfter = lossScale.staticScale;
+    outcome.skipped = values[*lossScale.skipCount].getAsDouble(0) > skipsBefore;
+    log.lossScales.push_back(lossScale.staticScale);
+  }
+  if (outcome.skipped)
+    ++log.numSkipped;
+  log.timings.push_back({outcome.loss, outcome.ms});
+  return outcome;
+}
+
 /// Runs --steps steps, feeding the parameters and state back and each
 /// step's --data batch in; prints a line per step in text mode. Stops with
-/// an error when the loss or the loss scale says training diverged.
+/// an error when the loss or the loss scale says training diverged. With
+/// `comparison`, its step runs each step too, right before or after.
 static llvm::Error runSteps(Step &step, ArrayRef<ArgumentInfo> args,
                             MutableArrayRef<HostTensor> values,
                             const BatchData &batches,
                             const LossScaleArguments &lossScale, bool json,
-                            RunLog &log) {
+                            RunLog &log, Comparison *comparison) {
   for (int64_t index = 0; index < numSteps; ++index) {
-    // The batch of this step, from --data.
-    if (index > 0)
-      for (auto &[position, array] : batches.arrays) {
-        const ArgumentInfo &arg = args[position];
-        auto next = ::recast::tensorFromNpy(array, arg.element, arg.shape,
-                                            "batch %" + arg.name,
-                                            index % batches.numBatches);
-        if (!next)
-          return next.takeError();
-        values[position].release();
-        values[position] = *next;
-      }
-
-    double scaleBefore =
-        lossScale.scale ? values[*lossScale.scale].getAsDouble(0) : 0.0;
-    double skipsBefore =
-        lossScale.skipCount ? values[*lossScale.skipCount].getAsDouble(0) : 0.0;
-    auto start = std::chrono::steady_clock::now();
-    llvm::Expected<double> lossOr = step.call(values);
-    if (!lossOr)
-      return lossOr.takeError();
-    double loss = *lossOr;
-    if (step.getMemoryPlan()) {
-      ArrayRef<int64_t> allocated = step.getLastCallAllocations();
-      log.arenaPerStep.push_back(allocated.empty() ? 0 : allocated.front());
-      log.allocationsPerStep.push_back(int64_t(allocated.size()));
+    auto runCompared = [&]() -> llvm::Expected<StepOutcome> {
+      return runOneStep(comparison->step, args, comparison->values,
+                        comparison->batches, lossScale, index, comparison->log);
+    };
+    // Odd steps run the comparison first: neither run always follows the
+    // other (and finds the caches as the other left them).
+    std::optional<StepOutcome> compared;
+    if (comparison && index % 2 == 1) {
+      auto first = runCompared();
+      if (!first)
+        return first.takeError();
+      compared = *first;
     }
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-
-    bool skipped = false;
-    double scaleAfter = 0;
-    if (lossScale.scale) {
-      scaleAfter = values[*lossScale.scale].getAsDouble(0);
-      skipped = scaleAfter < scaleBefore;
-      log.lossScales.push_back(scaleAfter);
-    } else if (lossScale.skipCount) {
-      scaleBefore = scaleAfter = lossScale.staticScale;
-      skipped = values[*lossScale.skipCount].getAsDouble(0) > skipsBefore;
-      log.lossScales.push_back(lossScale.staticScale);
+    auto outcomeOr =
+        runOneStep(step, args, values, batches, lossScale, index, log);
+    if (!outcomeOr)
+      return outcomeOr.takeError();
+    const StepOutcome &outcome = *outcomeOr;
+    if (comparison && !compared) {
+      auto second = runCompared();
+      if (!second)
+        return second.takeError();
+      compared = *second;
     }
-    if (skipped)
-      ++log.numSkipped;
-    log.timings.push_back({loss, ms});
+
     if (!json) {
       llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
-                                    index + 1, formatLoss(loss), ms);
-      if (skipped && lossScale.skipCount)
+                                    index + 1, formatLoss(outcome.loss),
+                                    outcome.ms);
+      if (compared)
+        llvm::outs() << llvm::formatv("  {0,9:f3} ms on {1} threads",
+                                      compared->ms,
+                                      comparison->step.getThreads());
+      if (outcome.skipped && lossScale.skipCount)
         llvm::outs() << llvm::formatv(
             "  skipped: non-finite gradients at the static loss scale {0}",
             formatScale(lossScale.staticScale));
-      else if (skipped)
+      else if (outcome.skipped)
         llvm::outs() << llvm::formatv(
             "  skipped: non-finite gradients, loss scale {0} -> {1}",
-            formatScale(scaleBefore), formatScale(scaleAfter));
+            formatScale(outcome.scaleBefore), formatScale(outcome.scaleAfter));
       llvm::outs() << "\n";
     }
-    if (lossScale.scale && scaleAfter < lossScale.minScale) {
+    if (lossScale.scale && outcome.scaleAfter < lossScale.minScale) {
       llvm::outs().flush();
       return makeError(llvm::formatv(
           "the loss scale fell to {0}, below its minimum {1}, at step {2}: "
           "the gradients are not finite at any scale (a NaN or infinity in "
           "the data, the parameters or the forward)",
-          formatScale(scaleAfter), formatScale(lossScale.minScale), index + 1));
+          formatScale(outcome.scaleAfter), formatScale(lossScale.minScale),
+          index + 1));
     }
     // The loss comes from the forward, which no loss scale changes: with or
     // without scaling, a non-finite loss ends the run.
-    if (!std::isfinite(loss)) {
+    if (!std::isfinite(outcome.loss)) {
       llvm::outs().flush();
       return makeError(llvm::formatv(
           "the loss is not finite ({0}) at step {1}; stopping (check the "
           "learning rate and the data{2})",
-          formatLoss(loss), index + 1,
+          formatLoss(outcome.loss), index + 1,
           lossScale.any()
               ? "; loss scaling scales the gradients, not the forward"
               : ", or use loss scaling"));
     }
   }
   return llvm::Error::success();
+}
+
+namespace {
+/// What --compare-cpu-threads found.
+struct ComparisonSummary {
+  unsigned threads = 0, comparedThreads = 0;
+  /// Median step times of the steps after the first two (of all steps when
+  /// there are at most two).
+  double medianMs = 0, comparedMedianMs = 0;
+  /// The median of the per-step ratios of the run's time over the
+  /// compared run's, over the same steps.
+  double speedup = 0;
+  /// The first step whose losses differ in their bits, if any.
+  std::optional<int64_t> firstDifference;
+};
+} // namespace
+
+static double median(SmallVector<double> values) {
+  if (values.empty())
+    return 0;
+  llvm::sort(values);
+  size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half]
+                           : (values[half - 1] + values[half]) / 2;
+}
+
+static ComparisonSummary summarizeComparison(const Step &step,
+                                             const RunLog &log,
+                                             const Comparison &comparison) {
+  ComparisonSummary summary;
+  summary.threads = step.getThreads();
+  summary.comparedThreads = comparison.step.getThreads();
+  ArrayRef<StepTiming> timings = log.timings;
+  ArrayRef<StepTiming> compared = comparison.log.timings;
+  // The first steps page in and warm up what the later ones reuse.
+  size_t first = timings.size() > 2 ? 2 : 0;
+  SmallVector<double> ms, comparedMs, ratios;
+  for (size_t i = first; i < timings.size(); ++i) {
+    ms.push_back(timings[i].ms);
+    comparedMs.push_back(compared[i].ms);
+    ratios.push_back(timings[i].ms / compared[i].ms);
+  }
+  summary.medianMs = median(ms);
+  summary.comparedMedianMs = median(comparedMs);
+  summary.speedup = median(ratios);
+  for (size_t i = 0; i < timings.size(); ++i) {
+    double a = timings[i].loss, b = compared[i].loss;
+    if (std::memcmp(&a, &b, sizeof(double)) != 0) {
+      summary.firstDifference = int64_t(i);
+      break;
+    }
+  }
+  return summary;
 }
 
 /// --save: the final parameters and state, and the losses.
@@ -568,6 +706,10 @@ struct RunSummary {
   std::optional<MeasuredPlan> plan;
   double compileMs = 0;
   int64_t hostArgumentBytes = 0, measuredPeak = 0;
+  unsigned threads = 0;
+  /// With --compare-cpu-threads: the compared run, and what it found.
+  const Comparison *comparison = nullptr;
+  ComparisonSummary compared;
 };
 } // namespace
 
@@ -603,7 +745,7 @@ static void printJSON(const RunSummary &run) {
     out.attribute("steps", numSteps.getValue());
     out.attribute("seed", int64_t(seed.getValue()));
     // The CPU threads of the GEMMs and of the kernels split across them.
-    out.attribute("threads", int64_t(recast_cpu_threads()));
+    out.attribute("threads", int64_t(run.threads));
     out.attribute("compile_ms", run.compileMs);
     // JSON has no NaN or infinity: null stands for them.
     auto finiteOrNull = [](double value) -> llvm::json::Value {
@@ -619,6 +761,23 @@ static void printJSON(const RunSummary &run) {
       for (const StepTiming &t : run.log.timings)
         out.value(t.ms);
     });
+    if (run.comparison)
+      out.attributeObject("compare", [&] {
+        const ComparisonSummary &compared = run.compared;
+        out.attribute("threads", int64_t(compared.comparedThreads));
+        out.attributeArray("losses", [&] {
+          for (const StepTiming &t : run.comparison->log.timings)
+            out.value(finiteOrNull(t.loss));
+        });
+        out.attributeArray("step_ms", [&] {
+          for (const StepTiming &t : run.comparison->log.timings)
+            out.value(t.ms);
+        });
+        out.attribute("median_step_ms", compared.medianMs);
+        out.attribute("compared_median_step_ms", compared.comparedMedianMs);
+        out.attribute("speedup", compared.speedup);
+        out.attribute("losses_bitwise_equal", !compared.firstDifference);
+      });
     if (run.lossScale.any()) {
       out.attributeArray("loss_scales", [&] {
         for (double scale : run.log.lossScales)
@@ -657,6 +816,25 @@ static void printText(const RunSummary &run) {
   if (!log.timings.empty())
     llvm::outs() << llvm::formatv("mean step time {0:f3} ms\n",
                                   totalMs / log.timings.size());
+  if (run.comparison && !log.timings.empty()) {
+    const ComparisonSummary &compared = run.compared;
+    llvm::outs() << llvm::formatv(
+        "threads {0}: median step {1:f3} ms; threads {2}: median step "
+        "{3:f3} ms; speed-up {4:f2} (the median of the per-step ratios{5})\n",
+        compared.threads, compared.medianMs, compared.comparedThreads,
+        compared.comparedMedianMs, compared.speedup,
+        log.timings.size() > 2 ? ", steps after the first two" : "");
+    if (compared.firstDifference) {
+      int64_t index = *compared.firstDifference;
+      llvm::outs() << llvm::formatv(
+          "losses differ between the thread counts from step {0} on ({1} "
+          "and {2})\n",
+          index + 1, formatLoss(log.timings[index].loss),
+          formatLoss(run.comparison->log.timings[index].loss));
+    } else {
+      llvm::outs() << "losses bitwise equal on both thread counts\n";
+    }
+  }
   if (run.lossScale.any() && !log.lossScales.empty())
     llvm::outs() << llvm::formatv(
         "loss scale: {0} at the end, {1} of {2} steps skipped\n",
@@ -767,6 +945,12 @@ static int runMain(int argc, char **argv) {
   };
   if (numSteps < 0)
     return fail("--steps must be >= 0");
+  if (cpuThreads > 255 || compareThreads > 255)
+    return fail("--cpu-threads and --compare-cpu-threads must be at most 255");
+  if (compareThreads && device != Device::CPU)
+    return fail(
+        "--compare-cpu-threads compares CPU steps; it does not run with "
+        "--device=cuda");
   // Asking for a GPU where there is none fails before anything is compiled.
   recast_device_t cudaDevice = nullptr;
   if (device == Device::CUDA) {
@@ -876,8 +1060,32 @@ static int runMain(int argc, char **argv) {
 
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
+  // The step of --compare-cpu-threads, compiled from its own copy of the
+  // transformed module (compiling lowers a module in place), trains its own
+  // copy of the initial values.
+  std::optional<Comparison> comparison;
+  llvm::scope_exit releaseCompared([&] {
+    if (comparison)
+      for (HostTensor &value : comparison->values)
+        value.release();
+  });
+  if (compareThreads) {
+    comparison.emplace();
+    comparison->values.resize(args.size());
+    if (llvm::Error err = loadInitialValues(args, *filesOr, comparison->values,
+                                            comparison->batches))
+      return failWith(std::move(err));
+    OwningOpRef<ModuleOp> copy(module->clone());
+    auto copiedFunc = copy->lookupSymbol<func::FuncOp>(entryName);
+    auto compared =
+        compileStep(*copy, copiedFunc, args, cudaDevice, compareThreads);
+    if (!compared)
+      return failWith(compared.takeError());
+    comparison->step = std::move(*compared);
+  }
+
   auto compileStart = std::chrono::steady_clock::now();
-  auto step = compileStep(*module, func, args, cudaDevice);
+  auto step = compileStep(*module, func, args, cudaDevice, cpuThreads);
   if (!step)
     return failWith(step.takeError());
   double compileMs = std::chrono::duration<double, std::milli>(
@@ -894,8 +1102,8 @@ static int runMain(int argc, char **argv) {
         entryName, inputFilename, numSteps, seed, compileMs);
 
   RunLog log;
-  if (llvm::Error err =
-          runSteps(*step, args, values, batches, lossScale, json, log))
+  if (llvm::Error err = runSteps(*step, args, values, batches, lossScale, json,
+                                 log, comparison ? &*comparison : nullptr))
     return failWith(std::move(err));
   int64_t measuredPeak = allocator.peakBytes();
   auto plan = measurePlan(*step, log, json);
@@ -909,9 +1117,14 @@ static int runMain(int argc, char **argv) {
     if (llvm::Error err = saveResults(args, values, log.timings))
       return failWith(std::move(err));
 
-  RunSummary summary{*staticReport,    log,       lossScale,
-                     std::move(*plan), compileMs, hostArgumentBytes,
-                     measuredPeak};
+  RunSummary summary{*staticReport, log,
+                     lossScale,     std::move(*plan),
+                     compileMs,     hostArgumentBytes,
+                     measuredPeak,  step->getThreads()};
+  if (comparison) {
+    summary.comparison = &*comparison;
+    summary.compared = summarizeComparison(*step, log, *comparison);
+  }
   if (json) {
     printJSON(summary);
   } else {

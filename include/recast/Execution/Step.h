@@ -151,24 +151,34 @@ struct StepLayout {
 StepLayout prepareStepForLowering(func::FuncOp func,
                                   ArrayRef<StepArgument> args);
 
+/// How CompiledStep::compile lowers and runs a step on the CPU.
+struct CPUStepOptions {
+  /// LLVM optimization level of the JIT (0-3).
+  unsigned optLevel = 2;
+  /// Place the step's buffers in one arena per call (recast-memory-plan).
+  bool memoryPlan = false;
+  /// tanh, exp, expm1, log, log1p and erf as polynomial approximations that
+  /// vectorize (recast-approximate-math); otherwise libm calls.
+  bool approximateMath = true;
+  /// 2-D convolutions and their filter gradients as GEMMs in the runtime
+  /// (`recast_conv2d`); otherwise loop nests.
+  bool convCalls = true;
+  /// With `convCalls`, each convolution as an im2col gather and one
+  /// `recast_gemm`, as on the GPU.
+  bool convIm2col = false;
+  /// CPU threads the step's kernels are split for and its calls run on
+  /// (GEMMs, convolutions and kernels alike); 0: recast_cpu_threads(), and
+  /// calls leave the runtime's thread count as it is.
+  unsigned threads = 0;
+};
+
 class CompiledStep : private StepLayout {
 public:
   /// Lowers `module` (which contains `entry`, already transformed) with the
-  /// CPU pipeline and JIT-compiles it at LLVM optimization level `optLevel`
-  /// (0-3). The module is lowered in place. With `memoryPlan`, the
-  /// pipeline places the step's buffers in one arena (recast-memory-plan).
-  /// With `approximateMath` (the default) tanh, exp, expm1, log, log1p and
-  /// erf are polynomial approximations that vectorize
-  /// (recast-approximate-math); without, libm calls. With `convCalls` (the
-  /// default) 2-D convolutions and their filter gradients run as GEMMs in
-  /// the runtime (`recast_conv2d`); without, as loop nests. With
-  /// `convIm2col` as well, each is an im2col gather and one `recast_gemm`,
-  /// as on the GPU.
+  /// CPU pipeline and JIT-compiles it. The module is lowered in place.
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, func::FuncOp entry, ArrayRef<StepArgument> args,
-          unsigned optLevel = 2, bool memoryPlan = false,
-          bool approximateMath = true, bool convCalls = true,
-          bool convIm2col = false);
+          const CPUStepOptions &options = {});
   ~CompiledStep();
 
   /// The plan of the step, when compiled with `memoryPlan` and the plan
@@ -195,10 +205,13 @@ public:
     return resultShapes;
   }
 
+  /// The CPU threads the step was compiled for and runs on.
+  unsigned getThreads() const { return threads; }
+
   /// Calls the step on `values` (one tensor per argument, owned by the
-  /// tracking allocator). The new parameters and state replace their
-  /// arguments in `values`: each owns its buffer, old buffers nobody holds
-  /// any more are freed. Returns the loss.
+  /// tracking allocator), on getThreads() threads. The new parameters and state
+  /// replace their arguments in `values`: each owns its buffer, old buffers
+  /// nobody holds any more are freed. Returns the loss.
   llvm::Expected<double> call(MutableArrayRef<::recast::HostTensor> values);
 
 private:
@@ -208,6 +221,10 @@ private:
   std::string wrapperName;
   std::optional<StepMemoryPlan> memoryPlan;
   SmallVector<int64_t> lastCallAllocations;
+  unsigned threads = 1;
+  /// Whether calls set the runtime's thread count (CPUStepOptions::threads
+  /// was given).
+  bool setsThreads = false;
 };
 
 } // namespace mlir::recast

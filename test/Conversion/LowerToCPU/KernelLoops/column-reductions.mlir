@@ -6,11 +6,13 @@
 // folding its rows into its own row of partial results from -0 (the
 // identity of a sum), then the output takes the partial results in chunk
 // order. Two threads take the chunks as blocks of one; one thread runs the
-// same chunks in order, so the sums are the same.
+// same chunks in order, so the sums are the same. Each chunk's row of 8
+// partial sums (32 bytes) is padded to a 64-byte cache line of its own, so
+// that two threads never store into one line.
 
 // CHECK-LABEL: func.func private @kernel_bn_sqsum
 // CHECK-SAME:    (%[[X:.*]]: memref<4x16x16x8xf32>, %[[S:.*]]: memref<8xf32>)
-// CHECK:         %[[P:.*]] = memref.alloca() : memref<4x8xf32>
+// CHECK:         %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
 // CHECK:         call @kernel_bn_sqsum_dispatch0(%[[P]], %[[X]])
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
 // CHECK:           %[[OUT:.*]] = memref.load %[[S]][%[[C]]]
@@ -25,7 +27,7 @@
 // CHECK:           memref.store %[[A3]], %[[S]][%[[C]]]
 // CHECK-NOT:     linalg.generic
 // CHECK-LABEL: func.func private @kernel_bn_sqsum_task0
-// CHECK-SAME:    (%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[TP:.*]]: memref<4x8xf32>, %[[TX:.*]]: memref<4x16x16x8xf32>)
+// CHECK-SAME:    (%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[TP:.*]]: memref<4x16xf32>, %[[TX:.*]]: memref<4x16x16x8xf32>)
 // CHECK:         scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
 // CHECK:           %[[K:.*]] = arith.addi
 // CHECK:           %[[ROWS:.*]] = arith.constant 1024 : index
@@ -45,7 +47,7 @@
 // CHECK-SAME:    recast_parallel_block = 1 : i64, recast_parallel_iterations = 4 : i64
 
 // ONE-LABEL: func.func private @kernel_bn_sqsum
-// ONE:         memref.alloca() : memref<4x8xf32>
+// ONE:         memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
 // ONE:         scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
 // ONE-NOT:     _dispatch
 // ONE-NOT:     linalg.generic
@@ -68,8 +70,8 @@ func.func private @kernel_bn_sqsum(%x: memref<4x16x16x8xf32>, %s: memref<8xf32>)
 // row is indexed by the op's parallel loops.
 
 // CHECK-LABEL: func.func private @kernel_sum_and_max
-// CHECK-DAG:     memref.alloca() : memref<8x4x8xf32>
-// CHECK-DAG:     memref.alloca() : memref<8x4x8xf32>
+// CHECK-DAG:     memref.alloca() {alignment = 64 : i64} : memref<8x4x8xf32>
+// CHECK-DAG:     memref.alloca() {alignment = 64 : i64} : memref<8x4x8xf32>
 // CHECK:         call @kernel_sum_and_max_dispatch0
 // CHECK:         arith.addf
 // CHECK:         arith.maximumf
@@ -95,7 +97,7 @@ func.func private @kernel_sum_and_max(%x: memref<512x4x8xf32>, %s: memref<8x4xf3
 // results, 4 of 16 KiB do.
 
 // CHECK-LABEL: func.func private @kernel_bias_grad
-// CHECK:         memref.alloca() : memref<4x4096xf32>
+// CHECK:         memref.alloca() {alignment = 64 : i64} : memref<4x4096xf32>
 // CHECK-LABEL: func.func private @kernel_bias_grad_dispatch0
 // CHECK-SAME:    recast_parallel_block = 1 : i64, recast_parallel_iterations = 4 : i64
 func.func private @kernel_bias_grad(%dy: memref<64x4096xf32>, %db: memref<4096xf32>) attributes {recast.kernel} {
