@@ -5,7 +5,8 @@
 // gathers, the bf16 kernels' tasks, and the blocks of the compiled kernels
 // split across threads (recast_parallel_for). A region hands out its tasks
 // one at a time to whichever of the caller and the pool's threads asks
-// first, and returns when all have run.
+// first (the caller from the front, the others from the back), and returns
+// when all have run.
 //
 // Steps call the runtime hundreds of times between compiled loops of a few
 // microseconds each, and waking a sleeping thread takes tens of microseconds
@@ -67,7 +68,12 @@ thread_local bool insideRegion = false;
 
 /// The state of the latest region in one word, so that a thread reads a
 /// consistent view and claims a task with one compare-and-swap: a late
-/// thread's claim fails once a newer region has replaced its own.
+/// thread's claim fails once a newer region has replaced its own. The tasks
+/// not yet taken are [front, back): the caller takes them from the front,
+/// the pool's threads from the back. Consecutive regions over the same rows
+/// (a GEMM's output, then the kernels that read it) then give each thread
+/// mostly the rows it wrote before, still in its core's cache, where a
+/// shared counter hands the blocks out in whatever order the threads come.
 struct Claim {
   static constexpr unsigned kTaskBits = 18, kSlotBits = 8;
   static constexpr int64_t kMaxTasks = (int64_t(1) << kTaskBits) - 1;
@@ -75,7 +81,7 @@ struct Claim {
 
   uint64_t generation; // wraps; compared for equality only
   unsigned slots;      // threads that may take part (the caller is slot 0)
-  int64_t tasks, next;
+  int64_t front, back;
 
   static Claim unpack(uint64_t word) {
     return {word >> (2 * kTaskBits + kSlotBits),
@@ -84,8 +90,8 @@ struct Claim {
   }
   uint64_t pack() const {
     return generation << (2 * kTaskBits + kSlotBits) |
-           uint64_t(slots) << (2 * kTaskBits) | uint64_t(tasks) << kTaskBits |
-           uint64_t(next);
+           uint64_t(slots) << (2 * kTaskBits) | uint64_t(front) << kTaskBits |
+           uint64_t(back);
   }
 };
 
@@ -106,13 +112,14 @@ public:
     if (!region.owns_lock())
       return false;
     job.store(&fn, std::memory_order_relaxed);
+    jobTasks.store(tasks, std::memory_order_relaxed);
     completed.store(0, std::memory_order_relaxed);
     uint64_t generation = ++generations & ((uint64_t(1) << 20) - 1);
     {
       // Published under the mutex, so that a thread about to sleep either
       // sees the new region or is woken by the notification.
       std::lock_guard<std::mutex> lock(mutex);
-      state.store(Claim{generation, slots, tasks, 0}.pack(),
+      state.store(Claim{generation, slots, 0, tasks}.pack(),
                   std::memory_order_release);
     }
     wake.notify_all();
@@ -134,19 +141,19 @@ private:
       uint64_t word = state.load(std::memory_order_acquire);
       Claim claim = Claim::unpack(word);
       if (claim.generation != generation || slot >= claim.slots ||
-          claim.next >= claim.tasks)
+          claim.front >= claim.back)
         return;
-      ++claim.next;
+      int64_t task = slot == 0 ? claim.front++ : --claim.back;
       if (!state.compare_exchange_weak(word, claim.pack(),
                                        std::memory_order_acq_rel))
         continue;
-      // The region cannot end before this task has run: its function is
-      // still the one published with it.
+      // The region cannot end before this task has run: its function and
+      // task count are still the ones published with it.
+      int64_t tasks = jobTasks.load(std::memory_order_relaxed);
       insideRegion = true;
-      (*job.load(std::memory_order_relaxed))(claim.next - 1, slot);
+      (*job.load(std::memory_order_relaxed))(task, slot);
       insideRegion = false;
-      if (completed.fetch_add(1, std::memory_order_acq_rel) + 1 ==
-          claim.tasks) {
+      if (completed.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
         std::lock_guard<std::mutex> lock(doneMutex);
         done.notify_one();
       }
@@ -181,6 +188,7 @@ private:
   /// The latest region's Claim.
   std::atomic<uint64_t> state{0};
   std::atomic<const ParallelTask *> job{nullptr};
+  std::atomic<int64_t> jobTasks{0};
   std::mutex mutex;
   std::condition_variable wake;
   /// Tasks of the current region that have run.

@@ -519,11 +519,17 @@ int64_t columnChunksOf(linalg::LinalgOp op, const ColumnReduction &reduction,
 /// results in chunk order. Within a chunk the rows are folded in order, the
 /// parallel loops innermost, so that LLVM vectorizes along the outputs.
 /// The partial results live in the function's stack frame, each chunk's
-/// on cache lines of its own.
+/// on cache lines of its own. With `privateRows` (for chunks that
+/// outlineParallelLoop moves into a task), a chunk folds its rows into an
+/// alloca of the loop body, which the task has in its own frame, and copies
+/// it to the partial results at the end: LLVM keeps a private row in
+/// registers, where one in a buffer that a task receives as an argument
+/// (and may alias its input, as far as LLVM knows) is stored and loaded
+/// again for every row. The sums are the same either way.
 scf::ParallelOp lowerColumnReduction(RewriterBase &rewriter,
                                      linalg::LinalgOp op,
                                      const ColumnReduction &reduction,
-                                     int64_t chunks) {
+                                     int64_t chunks, bool privateRows) {
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned numLoops = ranges.size();
@@ -589,13 +595,27 @@ scf::ParallelOp lowerColumnReduction(RewriterBase &rewriter,
       llvm::append_range(indices, columnDims);
       return indices;
     };
+    // Where the chunk folds its rows: its row of the partial results, or
+    // with `privateRows` a row of its own that it copies there at the end.
+    SmallVector<Value> accumulators = partials;
+    if (privateRows)
+      for (auto [accumulator, partial] : llvm::zip(accumulators, partials))
+        accumulator = memref::AllocaOp::create(
+            rewriter, loc,
+            MemRefType::get(
+                columnShape,
+                cast<MemRefType>(partial.getType()).getElementType()));
+    auto accumulatorIndices = [&](ValueRange columnDims) {
+      return privateRows ? SmallVector<Value>(columnDims)
+                         : partialIndices(columnDims);
+    };
     scf::buildLoopNest(
         rewriter, loc, lbs, ubs, steps,
         [&](OpBuilder &b, Location, ValueRange columnDims) {
           for (unsigned output = 0; output < numOutputs; ++output)
             memref::StoreOp::create(
                 b, loc, laneIdentity(b, loc, reduction.combiners[output]),
-                partials[output], partialIndices(columnDims));
+                accumulators[output], accumulatorIndices(columnDims));
         });
     scf::ForOp::create(
         rewriter, loc, begin, end, index(rewriter, 1), ValueRange{},
@@ -615,17 +635,29 @@ scf::ParallelOp lowerColumnReduction(RewriterBase &rewriter,
                 SmallVector<Value> allDims(rowDims);
                 llvm::append_range(allDims, columnDims);
                 SmallVector<Value> accs;
-                for (Value partial : partials)
+                for (Value accumulator : accumulators)
                   accs.push_back(memref::LoadOp::create(
-                      inner, loc, partial, partialIndices(columnDims)));
+                      inner, loc, accumulator, accumulatorIndices(columnDims)));
                 SmallVector<Value> results =
                     emitPayloadAt(inner, loc, op, noWide, allDims, accs);
-                for (auto [result, partial] : llvm::zip(results, partials))
-                  memref::StoreOp::create(inner, loc, result, partial,
-                                          partialIndices(columnDims));
+                for (auto [result, accumulator] :
+                     llvm::zip(results, accumulators))
+                  memref::StoreOp::create(inner, loc, result, accumulator,
+                                          accumulatorIndices(columnDims));
               });
           scf::YieldOp::create(b, loc);
         });
+    if (privateRows)
+      scf::buildLoopNest(
+          rewriter, loc, lbs, ubs, steps,
+          [&](OpBuilder &b, Location, ValueRange columnDims) {
+            for (auto [accumulator, partial] :
+                 llvm::zip(accumulators, partials))
+              memref::StoreOp::create(
+                  b, loc,
+                  memref::LoadOp::create(b, loc, accumulator, columnDims),
+                  partial, partialIndices(columnDims));
+          });
   }
   // Each output element, then its chunks' partial results in order.
   scf::buildLoopNest(
@@ -790,8 +822,9 @@ conflictingLoops(linalg::LinalgOp op) {
 /// defines once the module is in the LLVM dialect, handing blocks of
 /// `blockSize` iterations to the runtime's threads (recast_parallel_for).
 /// Constants the body uses are cloned into the task, so that LLVM still sees
-/// its trip counts; every other value from above is an argument. A loop
-/// with bounds that are not constants (none that this pass makes) stays on
+/// its trip counts; every other value from above is an argument. The body's
+/// statically shaped allocas are created once, in the task's entry block. A
+/// loop with bounds that are not constants (none that this pass makes) stays on
 /// the calling thread.
 void outlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                          int64_t blockSize, unsigned number) {
@@ -872,8 +905,19 @@ void outlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   for (auto [original, replacement] :
        llvm::zip(loop.getInductionVars(), inductionVars))
     mapping.map(original, replacement);
-  for (Operation &op : loop.getBody()->without_terminator())
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    // A statically shaped alloca of the body is scratch of one iteration:
+    // the task has one in its frame for all the iterations it runs (a
+    // dynamic alloca in the loop would grow the stack at each).
+    auto alloca = dyn_cast<memref::AllocaOp>(op);
+    if (alloca && alloca->getNumOperands() == 0) {
+      OpBuilder::InsertionGuard atEntry(rewriter);
+      rewriter.setInsertionPoint(iterationsLoop);
+      rewriter.clone(op, mapping);
+      continue;
+    }
     rewriter.clone(op, mapping);
+  }
 
   rewriter.setInsertionPointAfter(task);
   auto dispatch = func::FuncOp::create(
@@ -985,7 +1029,7 @@ struct RecastKernelLoopsPass
         continue;
       rewriter.setInsertionPoint(op);
       scf::ParallelOp loop =
-          lowerColumnReduction(rewriter, op, reduction, chunks);
+          lowerColumnReduction(rewriter, op, reduction, chunks, threads >= 2);
       rewriter.eraseOp(op);
       ++numColumnReductions;
       if (threads < 2)

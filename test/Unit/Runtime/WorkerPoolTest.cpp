@@ -63,6 +63,30 @@ TEST_F(WorkerPoolTest, EveryTaskRunsOnceOnTheRegionsThreads) {
   EXPECT_LE(threads.size(), 3u);
 }
 
+// The caller takes tasks from the front and the pool's thread from the
+// back, so that regions over the same rows give each thread the same end.
+TEST_F(WorkerPoolTest, CallerTakesTheFrontAndThePoolTheBack) {
+  setCpuWorkers(2);
+  bool poolRan = false;
+  for (int region = 0; region < 200; ++region) {
+    std::vector<unsigned> slotOf(16, ~0u);
+    parallelFor(16, [&](int64_t task, unsigned slot) {
+      volatile double sink = 0;
+      for (int i = 0; i < 2000; ++i)
+        sink = sink + i;
+      slotOf[task] = slot;
+    });
+    // Slot 0 ran a prefix of the tasks, slot 1 the rest.
+    auto firstOfPool = std::find(slotOf.begin(), slotOf.end(), 1u);
+    ASSERT_TRUE(std::all_of(slotOf.begin(), firstOfPool,
+                            [](unsigned slot) { return slot == 0; }));
+    ASSERT_TRUE(std::all_of(firstOfPool, slotOf.end(),
+                            [](unsigned slot) { return slot == 1; }));
+    poolRan |= firstOfPool != slotOf.end();
+  }
+  EXPECT_TRUE(poolRan);
+}
+
 TEST_F(WorkerPoolTest, ThreadsAreCapped) {
   setCpuWorkers(4);
   for (int region = 0; region < 200; ++region)
