@@ -334,6 +334,68 @@ recast_status convolveChannelsFirst(recast_device_t device,
   return forEachBlock(forward, d.n, block, convolveBlock);
 }
 
+/// Most chunks an NHWC filter gradient's pixels are cut into.
+constexpr int64_t kMaxFilterGradientChunks = 8;
+
+/// Most bytes of the chunks' partial gradients together.
+constexpr int64_t kMaxPartialGradientBytes = int64_t(4) << 20;
+
+/// Chunks an NHWC filter gradient's sum over `pixels` output pixels is cut
+/// into (below 2, none): at most kMaxFilterGradientChunks, each of at least
+/// kMinTaskRows pixels, their f32 partial gradients within
+/// kMaxPartialGradientBytes. Its GEMM, depth x F x pixels, has few rows
+/// and columns and a long sum: split by rows it leaves threads idle (72
+/// rows make three blocks of kSplitRows), while chunks of the sum each
+/// keep a thread busy. The count does not depend on the threads, so
+/// neither do the sums.
+int64_t filterGradientChunks(const recast_conv2d_desc &d, int64_t depth,
+                             int64_t pixels) {
+  if (d.type_out != RECAST_F32)
+    return 1;
+  int64_t partialBytes = depth * d.f * int64_t(sizeof(float));
+  return std::min({kMaxFilterGradientChunks, pixels / kMinTaskRows,
+                   kMaxPartialGradientBytes / partialBytes});
+}
+
+/// The filter gradient as `chunks` partial gradients, chunk k's computed by
+/// gradientOf(k, partial) (into a zeroed or overwritten f32 depth x F
+/// matrix) on whichever thread takes it, then added up in chunk order
+/// (after the gradient already there, unless d.overwrite).
+template <typename GradientOf>
+recast_status sumFilterGradientChunks(const recast_conv2d_desc &d,
+                                      int64_t depth, int64_t chunks,
+                                      GradientOf gradientOf) {
+  const int64_t elements = depth * d.f;
+  // Each partial on cache lines of its own.
+  const int64_t stride = (elements + 15) / 16 * 16;
+  thread_local std::vector<char> scratch;
+  float *partials = reinterpret_cast<float *>(
+      reserve(scratch, size_t(chunks * stride) * sizeof(float) + 64));
+  partials = reinterpret_cast<float *>(
+      (reinterpret_cast<uintptr_t>(partials) + 63) / 64 * 64);
+  WorkerFailure failure;
+  parallelFor(chunks, [&](int64_t chunk, unsigned) {
+    if (recast_status status = gradientOf(chunk, partials + chunk * stride))
+      failure.record(status);
+  });
+  if (recast_status status = failure.take())
+    return status;
+  float *out = static_cast<float *>(d.out);
+  const int64_t parts = std::clamp<int64_t>(
+      elements * chunks / (int64_t(1) << 16), 1, maxCpuTasks());
+  parallelFor(parts, [&](int64_t part, unsigned) {
+    for (int64_t e = elements * part / parts,
+                 end = elements * (part + 1) / parts;
+         e < end; ++e) {
+      float sum = d.overwrite ? partials[e] : out[e] + partials[e];
+      for (int64_t chunk = 1; chunk < chunks; ++chunk)
+        sum += partials[chunk * stride + e];
+      out[e] = sum;
+    }
+  });
+  return RECAST_OK;
+}
+
 /// recast_conv2d_ex for NHWC images and HWCF filters, a block of im2col rows
 /// at a time: out_block (P' x F) = patches (P' x K) x w (K x F) for the
 /// convolution, dw (K x F) += patches^T x dy_block for its filter gradient.
@@ -364,10 +426,13 @@ recast_status convolveChannelsLast(recast_device_t device,
     }
     block = std::min(block, pixels);
   }
-  auto convolveBlock = [&](int64_t first) -> recast_status {
+  // Gathers the im2col rows [first, first + rows) and multiplies them:
+  // forward, into those rows of the output; for the filter gradient, into
+  // `gradient` (+)= patches^T x those rows of dy.
+  auto convolveRows = [&](int64_t first, int64_t rows, void *gradient,
+                          bool accumulate) -> recast_status {
     // Each worker's own scratch, kept between calls.
     thread_local std::vector<char> workspace;
-    int64_t rows = std::min(block, pixels - first);
     const void *patches = d.x;
     if (!inputIsPatches) {
       size_t rowBytes = size_t(depth) * inBytes;
@@ -380,32 +445,55 @@ recast_status convolveChannelsLast(recast_device_t device,
                    gathered + size_t(begin) * rowBytes);
       });
       patches = gathered;
+    } else {
+      patches =
+          static_cast<const char *>(d.x) + size_t(first * depth) * inBytes;
     }
-    // Forward blocks write disjoint rows of the output; the filter
-    // gradient's blocks all add into the whole of it after the first.
-    recast_gemm_desc gemm =
-        convGemm(d, !d.overwrite || (!forward && first > 0));
+    recast_gemm_desc gemm = convGemm(d, accumulate);
     gemm.a = patches;
     if (forward) {
-      // out[first:first+rows, :] += patches x filter
+      // out[first:first+rows, :] (+)= patches x filter
       gemm.m = rows;
       gemm.n = d.f;
       gemm.k = depth;
       gemm.b = d.b;
       gemm.d = static_cast<char *>(d.out) + size_t(first * d.f) * outBytes;
     } else {
-      // filter gradient += patches^T x dy[first:first+rows, :]
+      // gradient (+)= patches^T x dy[first:first+rows, :]
       gemm.trans_a = 1;
       gemm.m = depth;
       gemm.n = d.f;
       gemm.k = rows;
       gemm.b = static_cast<const char *>(d.b) + size_t(first * d.f) * inBytes;
-      gemm.d = d.out;
+      gemm.d = gradient;
     }
     gemm.c = gemm.d;
     return recast_gemm_ex(device, &gemm);
   };
-  return forEachBlock(forward, pixels, block, convolveBlock);
+  if (forward)
+    // Forward blocks write disjoint rows of the output.
+    return forEachBlock(true, pixels, block, [&](int64_t first) {
+      return convolveRows(first, std::min(block, pixels - first), nullptr,
+                          !d.overwrite);
+    });
+  int64_t chunks = filterGradientChunks(d, depth, pixels);
+  if (chunks < 2)
+    // The filter gradient's blocks all add into the whole of it after the
+    // first.
+    return forEachBlock(false, pixels, block, [&](int64_t first) {
+      return convolveRows(first, std::min(block, pixels - first), d.out,
+                          !d.overwrite || first > 0);
+    });
+  return sumFilterGradientChunks(
+      d, depth, chunks, [&](int64_t chunk, void *partial) -> recast_status {
+        int64_t begin = pixels * chunk / chunks;
+        int64_t end = pixels * (chunk + 1) / chunks;
+        for (int64_t first = begin; first < end; first += block)
+          if (recast_status status = convolveRows(
+                  first, std::min(block, end - first), partial, first > begin))
+            return status;
+        return RECAST_OK;
+      });
 }
 
 } // namespace

@@ -600,6 +600,10 @@ TEST_F(CPURuntimeTest, Conv2dAndItsFilterGradient) {
       // A 1 x 1 filter at unit stride reads the input as it is.
       checkConv(device,
                 {kind, layout, RECAST_F32, 2, 6, 6, 4, 1, 1, 3, 1, 1, 1, 1});
+      // NHWC filter gradients over enough pixels are summed in chunks of
+      // pixels (here 3 of 96), read in place from a 1 x 1 input.
+      checkConv(device,
+                {kind, layout, RECAST_F32, 2, 12, 12, 4, 1, 1, 3, 1, 1, 1, 1});
       // A 1 x 1 filter at stride 2 (a ResNet shortcut) gathers.
       checkConv(device,
                 {kind, layout, RECAST_F32, 2, 7, 7, 4, 1, 1, 3, 2, 2, 1, 1});
