@@ -175,10 +175,10 @@ static cl::opt<unsigned> cpuThreads(
 static cl::opt<unsigned> compareThreads(
     "compare-cpu-threads",
     cl::desc("Also run the step compiled for this many CPU threads, on its "
-             "own copy of the initial values, each step right before or "
-             "after the same step of the first run: reports both step "
-             "times, the speed-up (median of the per-step ratios) and "
-             "whether the losses agree bitwise (CPU only)"),
+             "own copy of the initial values, the two runs taking turns in "
+             "blocks of 4 steps: reports both step times, the speed-up "
+             "(median of the per-step ratios) and whether the losses agree "
+             "bitwise (CPU only)"),
     cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string>
     saveDir("save",
@@ -524,72 +524,55 @@ runOneStep(Step &step, ArrayRef<ArgumentInfo> args,
   return outcome;
 }
 
+/// Steps each run of --compare-cpu-threads takes in a row before the other
+/// takes the same steps: the pool's threads sleep while a one-thread step
+/// runs, and the first step after a switch pays for waking them, which a
+/// training loop pays once.
+constexpr int64_t kCompareBlockSteps = 4;
+
 /// Runs --steps steps, feeding the parameters and state back and each
 /// step's --data batch in; prints a line per step in text mode. Stops with
 /// an error when the loss or the loss scale says training diverged. With
-/// `comparison`, its step runs each step too, right before or after.
+/// `comparison`, its step runs the same steps too, in blocks of
+/// kCompareBlockSteps, the two runs taking turns to go first.
 static llvm::Error runSteps(Step &step, ArrayRef<ArgumentInfo> args,
                             MutableArrayRef<HostTensor> values,
                             const BatchData &batches,
                             const LossScaleArguments &lossScale, bool json,
                             RunLog &log, Comparison *comparison) {
-  for (int64_t index = 0; index < numSteps; ++index) {
-    auto runCompared = [&]() -> llvm::Expected<StepOutcome> {
-      return runOneStep(comparison->step, args, comparison->values,
-                        comparison->batches, lossScale, index, comparison->log);
-    };
-    // Odd steps run the comparison first: neither run always follows the
-    // other (and finds the caches as the other left them).
-    std::optional<StepOutcome> compared;
-    if (comparison && index % 2 == 1) {
-      auto first = runCompared();
-      if (!first)
-        return first.takeError();
-      compared = *first;
-    }
-    auto outcomeOr =
-        runOneStep(step, args, values, batches, lossScale, index, log);
-    if (!outcomeOr)
-      return outcomeOr.takeError();
-    const StepOutcome &outcome = *outcomeOr;
-    if (comparison && !compared) {
-      auto second = runCompared();
-      if (!second)
-        return second.takeError();
-      compared = *second;
-    }
-
-    if (!json) {
-      llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
-                                    index + 1, formatLoss(outcome.loss),
-                                    outcome.ms);
-      if (compared)
-        llvm::outs() << llvm::formatv("  {0,9:f3} ms on {1} threads",
-                                      compared->ms,
-                                      comparison->step.getThreads());
-      if (outcome.skipped && lossScale.skipCount)
-        llvm::outs() << llvm::formatv(
-            "  skipped: non-finite gradients at the static loss scale {0}",
-            formatScale(lossScale.staticScale));
-      else if (outcome.skipped)
-        llvm::outs() << llvm::formatv(
-            "  skipped: non-finite gradients, loss scale {0} -> {1}",
-            formatScale(outcome.scaleBefore), formatScale(outcome.scaleAfter));
-      llvm::outs() << "\n";
-    }
-    if (lossScale.scale && outcome.scaleAfter < lossScale.minScale) {
-      llvm::outs().flush();
+  auto printLine = [&](int64_t index, const StepOutcome &outcome,
+                       const StepOutcome *compared) {
+    if (json)
+      return;
+    llvm::outs() << llvm::formatv("step {0,4}  loss {1,12}  {2,9:f3} ms",
+                                  index + 1, formatLoss(outcome.loss),
+                                  outcome.ms);
+    if (compared)
+      llvm::outs() << llvm::formatv("  {0,9:f3} ms on {1} threads",
+                                    compared->ms,
+                                    comparison->step.getThreads());
+    if (outcome.skipped && lossScale.skipCount)
+      llvm::outs() << llvm::formatv(
+          "  skipped: non-finite gradients at the static loss scale {0}",
+          formatScale(lossScale.staticScale));
+    else if (outcome.skipped)
+      llvm::outs() << llvm::formatv(
+          "  skipped: non-finite gradients, loss scale {0} -> {1}",
+          formatScale(outcome.scaleBefore), formatScale(outcome.scaleAfter));
+    llvm::outs() << "\n";
+  };
+  auto checkTraining = [&](int64_t index,
+                           const StepOutcome &outcome) -> llvm::Error {
+    if (lossScale.scale && outcome.scaleAfter < lossScale.minScale)
       return makeError(llvm::formatv(
           "the loss scale fell to {0}, below its minimum {1}, at step {2}: "
           "the gradients are not finite at any scale (a NaN or infinity in "
           "the data, the parameters or the forward)",
           formatScale(outcome.scaleAfter), formatScale(lossScale.minScale),
           index + 1));
-    }
     // The loss comes from the forward, which no loss scale changes: with or
     // without scaling, a non-finite loss ends the run.
-    if (!std::isfinite(outcome.loss)) {
-      llvm::outs().flush();
+    if (!std::isfinite(outcome.loss))
       return makeError(llvm::formatv(
           "the loss is not finite ({0}) at step {1}; stopping (check the "
           "learning rate and the data{2})",
@@ -597,7 +580,50 @@ static llvm::Error runSteps(Step &step, ArrayRef<ArgumentInfo> args,
           lossScale.any()
               ? "; loss scaling scales the gradients, not the forward"
               : ", or use loss scaling"));
+    return llvm::Error::success();
+  };
+
+  const int64_t blockSteps = comparison ? kCompareBlockSteps : 1;
+  for (int64_t first = 0; first < numSteps; first += blockSteps) {
+    const int64_t end = std::min<int64_t>(numSteps, first + blockSteps);
+    SmallVector<StepOutcome> outcomes, compared;
+    auto printBlock = [&] {
+      for (auto [offset, outcome] : llvm::enumerate(outcomes))
+        printLine(first + int64_t(offset), outcome,
+                  offset < compared.size() ? &compared[offset] : nullptr);
+    };
+    auto runCompared = [&]() -> llvm::Error {
+      for (int64_t index = first; index < end; ++index) {
+        auto outcome =
+            runOneStep(comparison->step, args, comparison->values,
+                       comparison->batches, lossScale, index, comparison->log);
+        if (!outcome)
+          return outcome.takeError();
+        compared.push_back(*outcome);
+      }
+      return llvm::Error::success();
+    };
+    // Odd blocks run the comparison first: neither run always follows the
+    // other (and finds the caches as the other left them).
+    if (comparison && first / blockSteps % 2 == 1)
+      if (llvm::Error err = runCompared())
+        return err;
+    for (int64_t index = first; index < end; ++index) {
+      auto outcome =
+          runOneStep(step, args, values, batches, lossScale, index, log);
+      if (!outcome)
+        return outcome.takeError();
+      outcomes.push_back(*outcome);
+      if (llvm::Error diverged = checkTraining(index, *outcome)) {
+        printBlock();
+        llvm::outs().flush();
+        return diverged;
+      }
     }
+    if (comparison && compared.empty())
+      if (llvm::Error err = runCompared())
+        return err;
+    printBlock();
   }
   return llvm::Error::success();
 }
