@@ -337,6 +337,9 @@ recast_status convolveChannelsFirst(recast_device_t device,
 /// Most chunks an NHWC filter gradient's pixels are cut into.
 constexpr int64_t kMaxFilterGradientChunks = 8;
 
+/// Fewest partial-gradient elements a task of their sum adds.
+constexpr int64_t kMinSumPerTask = int64_t(1) << 13;
+
 /// Most bytes of the chunks' partial gradients together.
 constexpr int64_t kMaxPartialGradientBytes = int64_t(4) << 20;
 
@@ -381,16 +384,24 @@ recast_status sumFilterGradientChunks(const recast_conv2d_desc &d,
   if (recast_status status = failure.take())
     return status;
   float *out = static_cast<float *>(d.out);
-  const int64_t parts = std::clamp<int64_t>(
-      elements * chunks / (int64_t(1) << 16), 1, maxCpuTasks());
+  // Parts of whole cache lines of the gradient. Each element is summed in
+  // chunk order, a partial at a time over the part's elements (so that the
+  // adds vectorize).
+  const int64_t lines = stride / 16;
+  const int64_t parts = std::clamp<int64_t>(elements * chunks / kMinSumPerTask,
+                                            1, std::min(maxCpuTasks(), lines));
   parallelFor(parts, [&](int64_t part, unsigned) {
-    for (int64_t e = elements * part / parts,
-                 end = elements * (part + 1) / parts;
-         e < end; ++e) {
-      float sum = d.overwrite ? partials[e] : out[e] + partials[e];
-      for (int64_t chunk = 1; chunk < chunks; ++chunk)
-        sum += partials[chunk * stride + e];
-      out[e] = sum;
+    const int64_t begin = lines * part / parts * 16;
+    const int64_t end = std::min(lines * (part + 1) / parts * 16, elements);
+    if (d.overwrite)
+      std::copy(partials + begin, partials + end, out + begin);
+    else
+      for (int64_t e = begin; e < end; ++e)
+        out[e] += partials[e];
+    for (int64_t chunk = 1; chunk < chunks; ++chunk) {
+      const float *partial = partials + chunk * stride;
+      for (int64_t e = begin; e < end; ++e)
+        out[e] += partial[e];
     }
   });
   return RECAST_OK;

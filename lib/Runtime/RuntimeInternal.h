@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 namespace recast::runtime {
@@ -65,8 +66,29 @@ inline int64_t maxCpuTasks() {
 
 /// One task of a parallelFor: its index, and the slot of the thread running
 /// it (below the region's threads, at most cpuWorkers(); one thread runs
-/// one task at a time, so per-slot scratch needs no lock).
-using ParallelTask = std::function<void(int64_t task, unsigned slot)>;
+/// one task at a time, so per-slot scratch needs no lock). A reference to
+/// the caller's callable, as llvm::function_ref is: parallelFor returns
+/// once every task has run, and a step starts hundreds of regions, whose
+/// lambdas a std::function would copy to the heap (on the thread that makes
+/// the region, often one of the pool's, to be freed by another).
+class ParallelTask {
+public:
+  template <typename Fn, typename = std::enable_if_t<
+                             !std::is_same_v<std::decay_t<Fn>, ParallelTask>>>
+  ParallelTask(Fn &&fn)
+      : callable(const_cast<void *>(static_cast<const void *>(&fn))),
+        invoke([](void *callable, int64_t task, unsigned slot) {
+          (*static_cast<std::remove_reference_t<Fn> *>(callable))(task, slot);
+        }) {}
+
+  void operator()(int64_t task, unsigned slot) const {
+    invoke(callable, task, slot);
+  }
+
+private:
+  void *callable;
+  void (*invoke)(void *callable, int64_t task, unsigned slot);
+};
 
 /// Runs fn for each task in [0, tasks) on the calling thread and the
 /// runtime's pool (WorkerPool.cpp), at most min(tasks, cpuWorkers(),

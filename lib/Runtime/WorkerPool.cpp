@@ -26,8 +26,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
-#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -95,6 +95,35 @@ struct Claim {
   }
 };
 
+/// A condition variable that a thread rings after storing (seq_cst) what
+/// the waiters' `ready` reads (seq_cst): regions start and end hundreds of
+/// times a step while the threads that wait for them mostly spin, so
+/// ringing takes no lock while none sleeps. A waiter counts itself before
+/// it reads `ready`, and a ringer stores before it reads the count, so
+/// either the waiter sees what was stored or the ringer sees the waiter
+/// (and locks the mutex it waits under before notifying).
+class Doorbell {
+public:
+  template <typename Ready> void wait(Ready ready) {
+    std::unique_lock<std::mutex> lock(mutex);
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    condition.wait(lock, ready);
+    waiters.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  void ring() {
+    if (waiters.load(std::memory_order_seq_cst) == 0)
+      return;
+    { std::lock_guard<std::mutex> lock(mutex); }
+    condition.notify_all();
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable condition;
+  std::atomic<unsigned> waiters{0};
+};
+
 class WorkerPool {
 public:
   /// A pool with `helpers` threads besides the caller's.
@@ -115,22 +144,15 @@ public:
     jobTasks.store(tasks, std::memory_order_relaxed);
     completed.store(0, std::memory_order_relaxed);
     uint64_t generation = ++generations & ((uint64_t(1) << 20) - 1);
-    {
-      // Published under the mutex, so that a thread about to sleep either
-      // sees the new region or is woken by the notification.
-      std::lock_guard<std::mutex> lock(mutex);
-      state.store(Claim{generation, slots, 0, tasks}.pack(),
-                  std::memory_order_release);
-    }
-    wake.notify_all();
+    state.store(Claim{generation, slots, 0, tasks}.pack(),
+                std::memory_order_seq_cst);
+    wake.ring();
     work(generation, 0);
     auto finished = [&] {
-      return completed.load(std::memory_order_acquire) == tasks;
+      return completed.load(std::memory_order_seq_cst) == tasks;
     };
-    if (!spinUntil(finished)) {
-      std::unique_lock<std::mutex> lock(doneMutex);
-      done.wait(lock, finished);
-    }
+    if (!spinUntil(finished))
+      done.wait(finished);
     return true;
   }
 
@@ -153,10 +175,8 @@ private:
       insideRegion = true;
       (*job.load(std::memory_order_relaxed))(task, slot);
       insideRegion = false;
-      if (completed.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
-        std::lock_guard<std::mutex> lock(doneMutex);
-        done.notify_one();
-      }
+      if (completed.fetch_add(1, std::memory_order_seq_cst) + 1 == tasks)
+        done.ring();
     }
   }
 
@@ -169,13 +189,11 @@ private:
       uint64_t current = seen;
       auto started = [&] {
         current =
-            Claim::unpack(state.load(std::memory_order_acquire)).generation;
+            Claim::unpack(state.load(std::memory_order_seq_cst)).generation;
         return current != seen;
       };
-      if (!spinUntil(started)) {
-        std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, started);
-      }
+      if (!spinUntil(started))
+        wake.wait(started);
       seen = current;
       work(seen, slot);
     }
@@ -189,12 +207,12 @@ private:
   std::atomic<uint64_t> state{0};
   std::atomic<const ParallelTask *> job{nullptr};
   std::atomic<int64_t> jobTasks{0};
-  std::mutex mutex;
-  std::condition_variable wake;
+  /// Wakes the pool's sleeping threads for a new region.
+  Doorbell wake;
   /// Tasks of the current region that have run.
   std::atomic<int64_t> completed{0};
-  std::mutex doneMutex;
-  std::condition_variable done;
+  /// Wakes a caller that sleeps until its region's last task has run.
+  Doorbell done;
 };
 
 /// What setCpuWorkers chose; 0 for recast_cpu_threads().
@@ -205,14 +223,27 @@ std::atomic<unsigned> workerLimit{0};
 /// end with the process (joining them in a static destructor could run
 /// after the runtime's other statics are gone). A child made by fork() has
 /// none of its parent's threads and makes a pool of its own.
+std::atomic<WorkerPool *> currentPool{nullptr};
+
 WorkerPool *getPool(unsigned slots) {
+  // Every region asks: the pool it finds is the one to use unless it is too
+  // small, so only the first region (and a larger one) takes the lock.
+  WorkerPool *pool = currentPool.load(std::memory_order_acquire);
+  if (pool && pool->capacity() >= slots)
+    return pool;
   static std::mutex poolMutex;
-  static WorkerPool *pool = nullptr;
-  static pid_t owner = 0;
   std::lock_guard<std::mutex> lock(poolMutex);
-  if (!pool || owner != getpid() || pool->capacity() < slots) {
+  static bool forkHandled = [] {
+    pthread_atfork(nullptr, nullptr, [] {
+      currentPool.store(nullptr, std::memory_order_relaxed);
+    });
+    return true;
+  }();
+  (void)forkHandled;
+  pool = currentPool.load(std::memory_order_relaxed);
+  if (!pool || pool->capacity() < slots) {
     pool = new WorkerPool(slots - 1);
-    owner = getpid();
+    currentPool.store(pool, std::memory_order_release);
   }
   return pool;
 }

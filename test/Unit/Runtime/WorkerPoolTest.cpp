@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -139,6 +140,32 @@ TEST_F(WorkerPoolTest, ManyShortRegionsInARow) {
     parallelFor(2, [&](int64_t task, unsigned) { ++counts[task]; });
   EXPECT_EQ(counts[0].load(), 100000);
   EXPECT_EQ(counts[1].load(), 100000);
+}
+
+TEST_F(WorkerPoolTest, SleepingThreadsAreWokenAndWake) {
+  setCpuWorkers(2);
+  for (int region = 0; region < 20; ++region) {
+    // Longer than the threads spin: the pool's thread is asleep when the
+    // region starts, and the caller falls asleep waiting for the pool's task.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::atomic<bool> poolStarted{false};
+    std::atomic<unsigned> slotsSeen{0};
+    parallelFor(2, [&](int64_t task, unsigned slot) {
+      slotsSeen |= 1u << slot;
+      if (slot == 0) {
+        // Waits (boundedly: a lost wake-up fails here instead of hanging)
+        // for the pool's thread, so that it takes the other task.
+        auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!poolStarted && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
+        return;
+      }
+      poolStarted = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    ASSERT_EQ(slotsSeen.load(), 3u) << "region " << region;
+  }
 }
 
 TEST_F(WorkerPoolTest, AForkedChildHasAPoolOfItsOwn) {
