@@ -86,6 +86,12 @@ struct Window {
   bool channelsFirst;
 };
 
+/// Rows [offsetH, offsetH + sizeH) and columns [offsetW, offsetW + sizeW) of
+/// a convolution's input.
+struct SpatialRegion {
+  int64_t offsetH, offsetW, sizeH, sizeW;
+};
+
 /// Builds the forward and the backward of one value_and_grad op.
 class ReverseModeBuilder {
 public:
@@ -132,7 +138,9 @@ private:
   LogicalResult differentiateWindowInput(linalg::LinalgOp linalgOp,
                                          const Window &window, Value dy);
   Value convolveTransposed(linalg::LinalgOp conv, const Window &window,
-                           Value dy);
+                           Value dy, const SpatialRegion *region = nullptr);
+  std::optional<SpatialRegion> unpaddedRegion(Value input, const Window &window,
+                                              RankedTensorType dyType);
   Value convertElements(Value tensor, Type element);
   bool isActive(Value value) const { return activeOrigin.count(value); }
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
@@ -430,9 +438,13 @@ static std::optional<Window> getWindow(linalg::LinalgOp linalgOp) {
 /// is one GEMM) dy is spread s apart in the padded tensor, zeros between:
 /// the convolution then multiplies zeros too, but runs as one GEMM over
 /// PyTorch's own filter layout where the taps of an FCHW filter are not
-/// matrices.
+/// matrices. With a `region`, only that region of the input's gradient is
+/// computed (the convolution's output has its shape): the unpadded input
+/// of a convolution over a zero-padded tensor, whose border's gradient
+/// nothing reads.
 Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
-                                             const Window &window, Value dy) {
+                                             const Window &window, Value dy,
+                                             const SpatialRegion *region) {
   MLIRContext *ctx = builder.getContext();
   Value input = conv.getDpsInputs()[0], kernel = conv.getDpsInputs()[1];
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -450,11 +462,18 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
           haloW = (window.kernelW - 1) * window.dilationW;
   int64_t spreadH = (dyType.getDimSize(hDim) - 1) * window.strideH + 1,
           spreadW = (dyType.getDimSize(wDim) - 1) * window.strideW + 1;
+  // The gradient's rows [offset, offset + size) read the padded dy from row
+  // `offset` on: as many fewer zeros before dy, and after it as many as
+  // the region's last row reaches past dy.
+  SpatialRegion whole = {0, 0, inputType.getDimSize(hDim),
+                         inputType.getDimSize(wDim)};
+  if (!region)
+    region = &whole;
   SmallVector<int64_t> low(4, 0), high(4, 0);
-  low[hDim] = haloH;
-  low[wDim] = haloW;
-  high[hDim] = inputType.getDimSize(hDim) - spreadH;
-  high[wDim] = inputType.getDimSize(wDim) - spreadW;
+  low[hDim] = haloH - region->offsetH;
+  low[wDim] = haloW - region->offsetW;
+  high[hDim] = region->offsetH + region->sizeH - spreadH;
+  high[wDim] = region->offsetW + region->sizeW - spreadW;
   SmallVector<int64_t> paddedShape = llvm::to_vector(dyType.getShape());
   paddedShape[hDim] = spreadH + low[hDim] + high[hDim];
   paddedShape[wDim] = spreadW + low[wDim] + high[wDim];
@@ -520,7 +539,10 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
   auto dilations =
       builder.getI64TensorAttr({window.dilationH, window.dilationW});
   SmallVector<Value, 2> inputs = {padded, turned};
-  auto sumType = inputType.clone(accumulator);
+  SmallVector<int64_t> sumShape = llvm::to_vector(inputType.getShape());
+  sumShape[hDim] = region->sizeH;
+  sumShape[wDim] = region->sizeW;
+  auto sumType = RankedTensorType::get(sumShape, accumulator);
   Value init = zerosLike(sumType);
   Value sum =
       window.channelsFirst
@@ -531,6 +553,40 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
                                              ValueRange{init}, unit, dilations)
                 .getResult(0);
   return convertElements(sum, inputType.getElementType());
+}
+
+/// Where `input`, a convolution's input, is a padded tensor (a `tensor.pad`
+/// of its height and width by a constant, the form of every "same"
+/// convolution from PyTorch), the region of it that the tensor padded
+/// fills: the only part of the input's gradient that anything reads. None
+/// when the transposed convolution cannot compute that region alone: the
+/// padding before it must be within the window's reach (its halo), and the
+/// region must end at or past the last row dy spreads to.
+std::optional<SpatialRegion>
+ReverseModeBuilder::unpaddedRegion(Value input, const Window &window,
+                                   RankedTensorType dyType) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() || !isActive(pad.getSource()))
+    return std::nullopt;
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  if (ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high))
+    return std::nullopt;
+  unsigned hDim = window.channelsFirst ? 2 : 1, wDim = hDim + 1;
+  for (unsigned dim = 0; dim < 4; ++dim)
+    if (dim != hDim && dim != wDim && (low[dim] != 0 || high[dim] != 0))
+      return std::nullopt;
+  ArrayRef<int64_t> source = pad.getSourceType().getShape();
+  auto fits = [](int64_t offset, int64_t size, int64_t kernel, int64_t dilation,
+                 int64_t stride, int64_t dySize) {
+    int64_t spread = (dySize - 1) * stride + 1;
+    return offset <= (kernel - 1) * dilation && offset + size >= spread;
+  };
+  if (!fits(low[hDim], source[hDim], window.kernelH, window.dilationH,
+            window.strideH, dyType.getDimSize(hDim)) ||
+      !fits(low[wDim], source[wDim], window.kernelW, window.dilationW,
+            window.strideW, dyType.getDimSize(wDim)))
+    return std::nullopt;
+  return SpatialRegion{low[hDim], low[wDim], source[hDim], source[wDim]};
 }
 
 /// `tensor` with its elements converted to `element` (itself if they are
@@ -560,8 +616,17 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
   if (isa<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
           linalgOp.getOperation()) &&
       (unitStride || window.channelsFirst)) {
-    addAdjoint(linalgOp.getDpsInputs()[0],
-               convolveTransposed(linalgOp, window, dy));
+    // The gradient of a padded input goes straight to the tensor padded:
+    // the border's would be computed only to be sliced off (more than half
+    // of a 4 x 4 image padded to 6 x 6).
+    Value input = linalgOp.getDpsInputs()[0];
+    if (std::optional<SpatialRegion> region = unpaddedRegion(
+            input, window, cast<RankedTensorType>(dy.getType()))) {
+      addAdjoint(input.getDefiningOp<tensor::PadOp>().getSource(),
+                 convolveTransposed(linalgOp, window, dy, &*region));
+      return success();
+    }
+    addAdjoint(input, convolveTransposed(linalgOp, window, dy));
     return success();
   }
   // Tap (kh, kw) reads input[n, oh*sh + kh*dh, ow*sw + kw*dw, c] (NHWC;

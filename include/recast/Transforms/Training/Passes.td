@@ -124,8 +124,12 @@ def RecastAutodiffPass : Pass<"recast-autodiff", "ModuleOp"> {
       `depthwise_conv_2d_nhwc_hwc`, NHWC/NCHW max and sum pooling) read their
       input at `oh * stride + kh`: the input gradient of a unit-stride
       convolution is one convolution of the zero-padded output gradient with
-      the filter turned by 180 degrees and its channel dimensions swapped;
-      the others' are built tap by tap (strided `extract_slice`, a per-tap
+      the filter turned by 180 degrees and its channel dimensions swapped
+      (when the input is a `tensor.pad` of its height and width by a
+      constant, as every "same" convolution from PyTorch is, that
+      convolution computes the gradient of the tensor padded only: the
+      padded border's would be sliced off); the others' are built tap by
+      tap (strided `extract_slice`, a per-tap
       contraction or mask, strided `insert_slice`).
     * Gathers: a parallel `linalg.generic` whose body reads a differentiated
       tensor from above with `tensor.extract` at indices it computes (the

@@ -171,6 +171,47 @@ func.func @conv_step(%x: tensor<1x8x6x2xf32> {recast.param}, %k: tensor<3x2x2x4x
 
 // -----
 
+/// A convolution of a zero-padded input (a "same" 3 x 3 convolution, padded
+/// by 1): its input gradient goes straight to the tensor padded, computed
+/// for the unpadded 4 x 5 input alone (dy padded by 2 - 1 on each side), not
+/// for the whole 6 x 7 padded input and then sliced.
+// CHECK-LABEL: func.func @same_conv_step
+// CHECK:      tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:      } : tensor<1x4x5x2xf32> to tensor<1x6x7x2xf32>
+// CHECK:      %[[DYPAD:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:      } : tensor<1x4x5x4xf32> to tensor<1x6x7x4xf32>
+// CHECK:      %[[DX:.*]] = linalg.conv_2d_nhwc_hwcf {{.*}} ins(%[[DYPAD]], %{{.*}} : tensor<1x6x7x4xf32>, tensor<3x3x4x2xf32>) outs(%{{.*}} : tensor<1x4x5x2xf32>)
+// CHECK-NOT:  tensor.extract_slice
+// CHECK:      return %{{.*}}, %[[DX]], %{{.*}} : tensor<f32>, tensor<1x4x5x2xf32>, tensor<3x3x2x4xf32>
+func.func @same_conv_loss(%x: tensor<1x4x5x2xf32>, %k: tensor<3x3x2x4xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %xp = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f32
+  } : tensor<1x4x5x2xf32> to tensor<1x6x7x2xf32>
+  %e = tensor.empty() : tensor<1x4x5x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x4x5x4xf32>) -> tensor<1x4x5x4xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%xp, %k : tensor<1x6x7x2xf32>, tensor<3x3x2x4xf32>) outs(%z : tensor<1x4x5x4xf32>) -> tensor<1x4x5x4xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> ()>], iterator_types = ["reduction", "reduction", "reduction", "reduction"]}
+      ins(%c : tensor<1x4x5x4xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @same_conv_step(%x: tensor<1x4x5x2xf32> {recast.param}, %k: tensor<3x3x2x4xf32> {recast.param})
+    -> (tensor<f32>, tensor<1x4x5x2xf32>, tensor<3x3x2x4xf32>) {
+  %l, %dx, %dk = recast.value_and_grad @same_conv_loss(%x, %k) {wrt = array<i64: 0, 1>}
+      : (tensor<1x4x5x2xf32>, tensor<3x3x2x4xf32>) -> (tensor<f32>, tensor<1x4x5x2xf32>, tensor<3x3x2x4xf32>)
+  return %l, %dx, %dk : tensor<f32>, tensor<1x4x5x2xf32>, tensor<3x3x2x4xf32>
+}
+
+// -----
+
 /// bf16 operands with an f32 accumulator (as a frontend's autocast writes
 /// them): the input gradient is accumulated in f32, dy's type, with the
 /// filter widened where it is read, and rounded to bf16 once at the end;
