@@ -274,8 +274,12 @@ TEST_F(WorkerPoolTest, SplitConvolutionsGiveTheBitsOfTheWholeOne) {
         SCOPED_TRACE(std::to_string(kind) + " " + std::to_string(layout) + " " +
                      std::to_string(type));
         // 3 x 3 at stride 1 over images big enough to gather in parallel
-        // and several to a block (NCHW); a strided one; a 1 x 1 shortcut.
+        // and several to a block (NCHW); a strided one; a 1 x 1 shortcut;
+        // 256 output pixels, a block for each worker (NHWC).
         recast_conv2d_desc cases[] = {
+            {kind, layout, type, RECAST_F32, 4,       10,      10,
+             32,   3,      3,    32,         8,       8,       1,
+             1,    1,      1,    nullptr,    nullptr, nullptr, 0},
             {kind, layout, type, RECAST_F32, 6,       34,      34,
              16,   3,      3,    24,         32,      32,      1,
              1,    1,      1,    nullptr,    nullptr, nullptr, 0},
