@@ -588,11 +588,11 @@ llvm::Expected<double> CompiledStep::call(MutableArrayRef<HostTensor> values) {
 
   lastCallAllocations.clear();
   allocationLog = &lastCallAllocations;
-  if (setsThreads)
-    recast_set_cpu_threads(int(threads));
+  // An embedder's own setting is in force again once the step returns.
+  int previousThreads = setsThreads ? recast_set_cpu_threads(int(threads)) : 0;
   llvm::Error invoked = engine->invokePacked(wrapperName, packed);
   if (setsThreads)
-    recast_set_cpu_threads(0);
+    recast_set_cpu_threads(previousThreads);
   allocationLog = nullptr;
   if (invoked)
     return std::move(invoked);

@@ -41,9 +41,9 @@ constexpr int64_t kSplitRows = 24;
 /// Threads the CPU backend's own parallel work uses: recast_cpu_threads(),
 /// unless setCpuWorkers chose otherwise.
 unsigned cpuWorkers();
-/// Sets cpuWorkers() (0: recast_cpu_threads() again). For tests that run the
-/// same work split and whole.
-void setCpuWorkers(unsigned workers);
+/// Sets cpuWorkers() (0: recast_cpu_threads() again) and returns the
+/// setting it replaces. For tests that run the same work split and whole.
+unsigned setCpuWorkers(unsigned workers);
 
 /// Tasks a region of the CPU backend is cut into for each worker, when its
 /// work allows: a worker that starts late (a pool thread waking, or its

@@ -257,8 +257,8 @@ unsigned recast::runtime::cpuWorkers() {
   return std::min(limit, Claim::kMaxSlots);
 }
 
-void recast::runtime::setCpuWorkers(unsigned workers) {
-  workerLimit.store(workers, std::memory_order_relaxed);
+unsigned recast::runtime::setCpuWorkers(unsigned workers) {
+  return workerLimit.exchange(workers, std::memory_order_relaxed);
 }
 
 void recast::runtime::parallelFor(int64_t tasks, const ParallelTask &fn,
@@ -275,8 +275,8 @@ void recast::runtime::parallelFor(int64_t tasks, const ParallelTask &fn,
     fn(task, 0);
 }
 
-extern "C" void recast_set_cpu_threads(int threads) {
-  setCpuWorkers(unsigned(std::max(0, threads)));
+extern "C" int recast_set_cpu_threads(int threads) {
+  return int(setCpuWorkers(unsigned(std::max(0, threads))));
 }
 
 extern "C" void recast_parallel_for(void (*block)(void *context, int64_t index),

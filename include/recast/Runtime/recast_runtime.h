@@ -310,12 +310,13 @@ const char *recast_cpu_bf16_gemm(void);
  * too). */
 int recast_cpu_threads(void);
 /* Sets the threads the CPU backend's parallel work runs on from now on, at
- * most 255 (0: recast_cpu_threads() again). GEMMs, convolutions and kernels
- * started while it is in force split across that many; a step compiled for
- * another count stays correct, its blocks shared among the threads there
- * are. Process-wide: for one caller choosing its steps' threads, not for
- * steps running concurrently. */
-void recast_set_cpu_threads(int threads);
+ * most 255 (0: recast_cpu_threads() again), and returns the setting it
+ * replaces (0 when none was in force), so that a caller can put it back.
+ * GEMMs, convolutions and kernels started while it is in force split
+ * across that many; a step compiled for another count stays correct, its
+ * blocks shared among the threads there are. Process-wide: for one caller
+ * choosing its steps' threads, not for steps running concurrently. */
+int recast_set_cpu_threads(int threads);
 /* The OpenBLAS core type (the OPENBLAS_CORETYPE value) recast selects on this
  * CPU, or NULL where OpenBLAS's own detection is used. OpenBLAS 0.3.21
  * (Debian 12) does not recognize recent Xeons and falls back to its generic

@@ -106,6 +106,16 @@ TEST_F(WorkerPoolTest, ThreadsAreCapped) {
   EXPECT_EQ(calls.load(), 5);
 }
 
+TEST_F(WorkerPoolTest, SettingThreadsReturnsTheSettingItReplaces) {
+  // What a step compiled for its own thread count puts back after its call.
+  EXPECT_EQ(recast_set_cpu_threads(3), 0);
+  EXPECT_EQ(cpuWorkers(), 3u);
+  EXPECT_EQ(recast_set_cpu_threads(2), 3);
+  EXPECT_EQ(recast_set_cpu_threads(3), 2);
+  EXPECT_EQ(recast_set_cpu_threads(0), 3);
+  EXPECT_EQ(cpuWorkers(), unsigned(std::max(1, recast_cpu_threads())));
+}
+
 TEST_F(WorkerPoolTest, NestedRegionsRunOnTheirThread) {
   setCpuWorkers(2);
   std::atomic<unsigned> inner{0};
