@@ -189,6 +189,23 @@ SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
+/// The indices, outermost first, of loops of `extents` iterations at
+/// `linear`, their iterations linearized with the innermost fastest (the
+/// outermost loop's extent is not needed: it takes what is left).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<int64_t> extents) {
+  SmallVector<Value> indices(extents.size());
+  if (extents.empty())
+    return indices;
+  for (size_t dim = extents.size(); dim-- > 1;) {
+    Value extent = arith::ConstantIndexOp::create(b, loc, extents[dim]);
+    indices[dim] = arith::RemUIOp::create(b, loc, linear, extent);
+    linear = arith::DivUIOp::create(b, loc, linear, extent);
+  }
+  indices[0] = linear;
+  return indices;
+}
+
 /// `op`'s payload at the loop indices `allDims`, its memref inputs loaded
 /// there and the outputs' block arguments (or, for a wide accumulator,
 /// their widening) standing for `outputs` (null: unused): the values it
@@ -281,14 +298,9 @@ scf::ParallelOp lowerKernel(RewriterBase &rewriter, linalg::LinalgOp op,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(parallel.getBody());
   // The collapsed loops' indices, outermost first.
-  SmallVector<Value> dims(numCollapsed);
-  Value rest = parallel.getInductionVars().front();
-  for (unsigned dim = numCollapsed; dim-- > 1;) {
-    Value extent = index(rewriter, ranges[dim]);
-    dims[dim] = arith::RemUIOp::create(rewriter, loc, rest, extent);
-    rest = arith::DivUIOp::create(rewriter, loc, rest, extent);
-  }
-  dims[0] = rest;
+  SmallVector<Value> dims =
+      delinearize(rewriter, loc, parallel.getInductionVars().front(),
+                  ArrayRef<int64_t>(ranges).take_front(numCollapsed));
 
   unsigned numOutputs = op.getNumDpsInits();
   bool reduction = numParallel < op.getNumLoops();
@@ -621,14 +633,9 @@ scf::ParallelOp lowerColumnReduction(RewriterBase &rewriter,
         rewriter, loc, begin, end, index(rewriter, 1), ValueRange{},
         [&](OpBuilder &b, Location, Value row, ValueRange) {
           // The reduction loops' indices, outermost first.
-          SmallVector<Value> rowDims(reduction.numReduction);
-          Value rest = row;
-          for (unsigned dim = reduction.numReduction; dim-- > 1;) {
-            Value extent = index(b, ranges[dim]);
-            rowDims[dim] = arith::RemUIOp::create(b, loc, rest, extent);
-            rest = arith::DivUIOp::create(b, loc, rest, extent);
-          }
-          rowDims[0] = rest;
+          SmallVector<Value> rowDims = delinearize(
+              b, loc, row,
+              ArrayRef<int64_t>(ranges).take_front(reduction.numReduction));
           scf::buildLoopNest(
               b, loc, lbs, ubs, steps,
               [&](OpBuilder &inner, Location, ValueRange columnDims) {
@@ -888,20 +895,13 @@ void outlineParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   rewriter.setInsertionPointToStart(iterationsLoop.getBody());
   // The loop's induction variables from the linear iteration, innermost
   // dimension fastest.
-  Value rest = iterationsLoop.getInductionVar();
-  SmallVector<Value> inductionVars(tripCounts.size());
-  for (size_t dim = tripCounts.size(); dim-- > 0;) {
-    Value position = rest;
-    if (dim > 0) {
-      position =
-          arith::RemUIOp::create(rewriter, loc, rest, index(tripCounts[dim]));
-      rest =
-          arith::DivUIOp::create(rewriter, loc, rest, index(tripCounts[dim]));
-    }
+  SmallVector<Value> inductionVars =
+      delinearize(rewriter, loc, iterationsLoop.getInductionVar(), tripCounts);
+  for (size_t dim = 0; dim < tripCounts.size(); ++dim)
     inductionVars[dim] = arith::AddIOp::create(
         rewriter, loc, index(lowerBounds[dim]),
-        arith::MulIOp::create(rewriter, loc, position, index(steps[dim])));
-  }
+        arith::MulIOp::create(rewriter, loc, inductionVars[dim],
+                              index(steps[dim])));
   for (auto [original, replacement] :
        llvm::zip(loop.getInductionVars(), inductionVars))
     mapping.map(original, replacement);
