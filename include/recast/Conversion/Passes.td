@@ -204,10 +204,13 @@ def RecastContractionsToCallsPass
 
     Supported operand types: A and B both f32, f16 or bf16, or both FP8
     (f8E4M3FN / f8E5M2, mixed allowed, A not transposed); C f32, f16 or bf16
-    (FP8 inputs: f32 or bf16). Products outside that set, with dynamic shapes
-    or non-contiguous operands stay as they are (they become loops or kernels
-    like any other linalg op); `-recast-contractions-to-calls{report-skipped}`
-    names each one with a remark.
+    (FP8 inputs: f32 or bf16). An input that is a strided view (a channel
+    slice of a gradient) is copied into a contiguous buffer right before the
+    call and freed right after it. Products outside that set, with dynamic
+    shapes or a non-contiguous result stay as they are (they become loops or
+    kernels like any other linalg op);
+    `-recast-contractions-to-calls{report-skipped}` names each one with a
+    remark.
 
     With `convolutions` (the CPU pipeline sets it), 2-D convolutions on NHWC
     inputs with HWCF filters (layout 0) or on NCHW inputs with FCHW filters

@@ -249,22 +249,51 @@ FailureOr<GemmForm> matchGemm(linalg::LinalgOp op, std::string &why) {
   return form;
 }
 
-/// Why `operands` of `op` cannot be handed to the runtime as plain
-/// pointers, or an empty string.
-std::string whyNotBuffers(linalg::LinalgOp op, ArrayRef<Value> operands) {
+/// Why the operands of `op` cannot be handed to the runtime as plain
+/// pointers, or an empty string. An input may be a strided view (a channel
+/// slice of a gradient): the call reads a contiguous copy of it
+/// (`contiguousInput`).
+std::string whyNotBuffers(linalg::LinalgOp op, ArrayRef<Value> inputs,
+                          Value output) {
   if (!op.hasPureBufferSemantics())
     return "it is not on buffers (run after bufferization)";
-  for (Value operand : operands) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
-      return "an operand is not a statically shaped contiguous buffer";
+  for (Value input : inputs) {
+    auto type = dyn_cast<MemRefType>(input.getType());
+    if (!type || !type.hasStaticShape())
+      return "an input is not a statically shaped buffer";
   }
+  auto type = dyn_cast<MemRefType>(output.getType());
+  if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
+    return "the result is not a statically shaped contiguous buffer";
   return "";
+}
+
+/// `input` itself where it is contiguous, else a contiguous copy of it made
+/// before the call, which `copies` collects to be freed after it.
+Value contiguousInput(OpBuilder &b, Location loc, Value input,
+                      SmallVectorImpl<Value> &copies) {
+  auto type = cast<MemRefType>(input.getType());
+  if (memref::isStaticShapeAndContiguousRowMajor(type))
+    return input;
+  auto contiguousType =
+      MemRefType::get(type.getShape(), type.getElementType(),
+                      MemRefLayoutAttrInterface(), type.getMemorySpace());
+  Value copy =
+      memref::AllocOp::create(b, loc, contiguousType, b.getI64IntegerAttr(64));
+  memref::CopyOp::create(b, loc, input, copy);
+  copies.push_back(copy);
+  return copy;
+}
+
+/// Frees the copies `contiguousInput` made, at the builder's point.
+void freeCopies(OpBuilder &b, Location loc, ArrayRef<Value> copies) {
+  for (Value copy : copies)
+    memref::DeallocOp::create(b, loc, copy);
 }
 
 /// Why `form` (from `op`) cannot become a call, or an empty string.
 std::string whyNot(linalg::LinalgOp op, const GemmForm &form, bool onlyF32) {
-  if (std::string reason = whyNotBuffers(op, {form.a, form.b, form.c});
+  if (std::string reason = whyNotBuffers(op, {form.a, form.b}, form.c);
       !reason.empty())
     return reason;
   SmallVector<int32_t, 3> codes;
@@ -462,7 +491,7 @@ FailureOr<ConvForm> matchConv(linalg::LinalgOp op, std::string &why) {
 /// string.
 std::string whyNotConv(linalg::LinalgOp op, const ConvForm &form,
                        bool onlyF32) {
-  if (std::string reason = whyNotBuffers(op, {form.x, form.b, form.out});
+  if (std::string reason = whyNotBuffers(op, {form.x, form.b}, form.out);
       !reason.empty())
     return reason;
   auto code = [](Value buffer) {
@@ -776,10 +805,14 @@ struct RecastContractionsToCallsPass
           // Both kinds write every element of their result.
           bool overwrite = absorbZeroFill(op, conv->out);
           b.setInsertionPoint(op);
+          SmallVector<Value> copies;
+          conv->x = contiguousInput(b, op.getLoc(), conv->x, copies);
+          conv->b = contiguousInput(b, op.getLoc(), conv->b, copies);
           if (im2col)
             emitIm2colGemm(b, op.getLoc(), *conv, *callee, overwrite);
           else
             emitConvCall(b, op.getLoc(), *conv, *callee, overwrite);
+          freeCopies(b, op.getLoc(), copies);
           op->erase();
           continue;
         }
@@ -804,7 +837,11 @@ struct RecastContractionsToCallsPass
 
       bool overwrite = writesWholeBuffer(*form) && absorbZeroFill(op, form->c);
       b.setInsertionPoint(op);
+      SmallVector<Value> copies;
+      form->a = contiguousInput(b, op.getLoc(), form->a, copies);
+      form->b = contiguousInput(b, op.getLoc(), form->b, copies);
       emitGemmCall(b, op.getLoc(), *callee, *form, overwrite);
+      freeCopies(b, op.getLoc(), copies);
       op->erase();
     }
   }

@@ -26,6 +26,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -92,6 +93,13 @@ struct SpatialRegion {
   int64_t offsetH, offsetW, sizeH, sizeW;
 };
 
+/// A convolution's input that is a tensor padded (`source`), with the region
+/// of the padded input that the source fills.
+struct PaddedInput {
+  Value source;
+  SpatialRegion region;
+};
+
 /// Builds the forward and the backward of one value_and_grad op.
 class ReverseModeBuilder {
 public:
@@ -133,14 +141,18 @@ private:
                                            const Twine &why);
 
   Value zerosLike(Type type);
+  Value extractSlice(RankedTensorType type, Value source,
+                     ArrayRef<OpFoldResult> offsets,
+                     ArrayRef<OpFoldResult> sizes,
+                     ArrayRef<OpFoldResult> strides);
   Value addTensors(Value lhs, Value rhs);
   void addAdjoint(Value value, Value contribution);
   LogicalResult differentiateWindowInput(linalg::LinalgOp linalgOp,
                                          const Window &window, Value dy);
   Value convolveTransposed(linalg::LinalgOp conv, const Window &window,
                            Value dy, const SpatialRegion *region = nullptr);
-  std::optional<SpatialRegion> unpaddedRegion(Value input, const Window &window,
-                                              RankedTensorType dyType);
+  std::optional<PaddedInput> unpaddedRegion(Value input, const Window &window,
+                                            RankedTensorType dyType);
   Value convertElements(Value tensor, Type element);
   bool isActive(Value value) const { return activeOrigin.count(value); }
   template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
@@ -558,11 +570,12 @@ Value ReverseModeBuilder::convolveTransposed(linalg::LinalgOp conv,
 /// Where `input`, a convolution's input, is a padded tensor (a `tensor.pad`
 /// of its height and width by a constant, the form of every "same"
 /// convolution from PyTorch), the region of it that the tensor padded
-/// fills: the only part of the input's gradient that anything reads. None
+/// fills (with the tensor padded): the only part of the input's gradient
+/// that anything reads. None
 /// when the transposed convolution cannot compute that region alone: the
 /// padding before it must be within the window's reach (its halo), and the
 /// region must end at or past the last row dy spreads to.
-std::optional<SpatialRegion>
+std::optional<PaddedInput>
 ReverseModeBuilder::unpaddedRegion(Value input, const Window &window,
                                    RankedTensorType dyType) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
@@ -586,7 +599,28 @@ ReverseModeBuilder::unpaddedRegion(Value input, const Window &window,
       !fits(low[wDim], source[wDim], window.kernelW, window.dilationW,
             window.strideW, dyType.getDimSize(wDim)))
     return std::nullopt;
-  return SpatialRegion{low[hDim], low[wDim], source[hDim], source[wDim]};
+  return PaddedInput{
+      pad.getSource(),
+      SpatialRegion{low[hDim], low[wDim], source[hDim], source[wDim]}};
+}
+
+/// The slice of `source`, read past the insert_slices into it that write
+/// elsewhere: the gradient of a concatenation's first input is a slice of
+/// dy, not of dy with zeros written over the other inputs' channels (which
+/// would then be computed and kept alive for nothing).
+Value ReverseModeBuilder::extractSlice(RankedTensorType type, Value source,
+                                       ArrayRef<OpFoldResult> offsets,
+                                       ArrayRef<OpFoldResult> sizes,
+                                       ArrayRef<OpFoldResult> strides) {
+  HyperrectangularSlice slice(offsets, sizes, strides);
+  while (auto insert = source.getDefiningOp<tensor::InsertSliceOp>()) {
+    FailureOr<bool> overlaps = ValueBoundsConstraintSet::areOverlappingSlices(
+        builder.getContext(), slice, HyperrectangularSlice(insert));
+    if (failed(overlaps) || *overlaps)
+      break;
+    source = insert.getDest();
+  }
+  return create<tensor::ExtractSliceOp>(type, source, offsets, sizes, strides);
 }
 
 /// `tensor` with its elements converted to `element` (itself if they are
@@ -620,10 +654,10 @@ ReverseModeBuilder::differentiateWindowInput(linalg::LinalgOp linalgOp,
     // the border's would be computed only to be sliced off (more than half
     // of a 4 x 4 image padded to 6 x 6).
     Value input = linalgOp.getDpsInputs()[0];
-    if (std::optional<SpatialRegion> region = unpaddedRegion(
+    if (std::optional<PaddedInput> padded = unpaddedRegion(
             input, window, cast<RankedTensorType>(dy.getType()))) {
-      addAdjoint(input.getDefiningOp<tensor::PadOp>().getSource(),
-                 convolveTransposed(linalgOp, window, dy, &*region));
+      addAdjoint(padded->source,
+                 convolveTransposed(linalgOp, window, dy, &padded->region));
       return success();
     }
     addAdjoint(input, convolveTransposed(linalgOp, window, dy));
@@ -806,10 +840,10 @@ LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(forwardOp)) {
     if (sourceIfActive(insert.getSource()))
       addAdjoint(insert.getSource(),
-                 create<tensor::ExtractSliceOp>(
-                     cast<RankedTensorType>(insert.getSourceType()), dy,
-                     insert.getMixedOffsets(), insert.getMixedSizes(),
-                     insert.getMixedStrides()));
+                 extractSlice(cast<RankedTensorType>(insert.getSourceType()),
+                              dy, insert.getMixedOffsets(),
+                              insert.getMixedSizes(),
+                              insert.getMixedStrides()));
     if (sourceIfActive(insert.getDest()))
       addAdjoint(insert.getDest(),
                  create<tensor::InsertSliceOp>(
@@ -832,8 +866,7 @@ LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
           sizes.push_back(builder.getIndexAttr(size));
           strides.push_back(builder.getIndexAttr(1));
         }
-        addAdjoint(input, create<tensor::ExtractSliceOp>(type, dy, offsets,
-                                                         sizes, strides));
+        addAdjoint(input, extractSlice(type, dy, offsets, sizes, strides));
       }
       offset += type.getDimSize(dim);
     }
@@ -854,9 +887,9 @@ LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
         sizes.push_back(builder.getIndexAttr(dim));
         strides.push_back(builder.getIndexAttr(1));
       }
-      addAdjoint(pad.getSource(), create<tensor::ExtractSliceOp>(
-                                      pad.getSourceType(), dy,
-                                      pad.getMixedLowPad(), sizes, strides));
+      addAdjoint(pad.getSource(),
+                 extractSlice(pad.getSourceType(), dy, pad.getMixedLowPad(),
+                              sizes, strides));
     }
     return success();
   }

@@ -238,10 +238,28 @@ func.func @skipped(%a: memref<16x16xf64>, %c: memref<16x16xf64>,
                    %h: memref<16x16xf16>, %x: memref<16x16xf32>) {
   // expected-remark @below {{contraction stays a loop nest: an element type has no runtime GEMM}}
   linalg.matmul ins(%a, %a : memref<16x16xf64>, memref<16x16xf64>) outs(%c : memref<16x16xf64>)
-  // expected-remark @below {{contraction stays a loop nest: an operand is not a statically shaped contiguous buffer}}
-  linalg.matmul ins(%v, %w : memref<16x16xf32, strided<[32, 1]>>, memref<16x16xf32>) outs(%w : memref<16x16xf32>)
+  // expected-remark @below {{contraction stays a loop nest: the result is not a statically shaped contiguous buffer}}
+  linalg.matmul ins(%w, %w : memref<16x16xf32>, memref<16x16xf32>) outs(%v : memref<16x16xf32, strided<[32, 1]>>)
   // expected-remark @below {{contraction stays a loop nest: A and B have different element types}}
   linalg.matmul ins(%h, %w : memref<16x16xf16>, memref<16x16xf32>) outs(%x : memref<16x16xf32>)
+  return
+}
+
+// -----
+
+/// An input that is a strided view (a channel slice of a gradient) is read
+/// from a contiguous copy made before the call and freed after it.
+// CHECK-LABEL: func.func @mm_strided_input
+// CHECK: %[[COPY:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK: memref.copy %arg0, %[[COPY]] : memref<16x16xf32, strided<[32, 1]>> to memref<16x16xf32>
+// CHECK: memref.extract_strided_metadata %[[COPY]]
+// CHECK: call @recast_gemm(
+// CHECK: memref.dealloc %[[COPY]] : memref<16x16xf32>
+// CHECK-NOT: linalg.matmul
+// ONLYF32-LABEL: func.func @mm_strided_input
+// ONLYF32: call @recast_gemm
+func.func @mm_strided_input(%v: memref<16x16xf32, strided<[32, 1]>>, %w: memref<16x16xf32>, %c: memref<16x16xf32>) {
+  linalg.matmul ins(%v, %w : memref<16x16xf32, strided<[32, 1]>>, memref<16x16xf32>) outs(%c : memref<16x16xf32>)
   return
 }
 

@@ -261,3 +261,37 @@ func.func @conv_bf16_step(%x: tensor<1x6x6x2xbf16> {recast.param}, %k: tensor<3x
       : (tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>) -> (tensor<f32>, tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>)
   return %l, %dx, %dk : tensor<f32>, tensor<1x6x6x2xbf16>, tensor<3x3x2x4xbf16>
 }
+
+// -----
+
+/// A concatenation written as insert_slices (the zoo's U-Net): the gradient of
+/// the first input is a slice of dy itself, not of dy with zeros written over
+/// the second input's columns, which would be computed and kept alive for
+/// nothing.
+// CHECK-LABEL: func.func @concat_step
+// CHECK:      %[[DY:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK:      %[[DB:.*]] = tensor.extract_slice %[[DY]][0, 3] [2, 5] [1, 1]
+// CHECK:      %[[DA:.*]] = tensor.extract_slice %[[DY]][0, 0] [2, 3] [1, 1]
+// CHECK:      return %{{.*}}, %[[DA]], %[[DB]]
+func.func @concat_loss(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8xf32>
+  %first = tensor.insert_slice %a into %e[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x8xf32>
+  %both = tensor.insert_slice %b into %first[0, 3] [2, 5] [1, 1] : tensor<2x5xf32> into tensor<2x8xf32>
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%both : tensor<2x8xf32>) outs(%z0 : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sq = arith.mulf %v, %v : f32
+    %sum = arith.addf %acc, %sq : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @concat_step(%a: tensor<2x3xf32> {recast.param}, %b: tensor<2x5xf32> {recast.param})
+    -> (tensor<f32>, tensor<2x3xf32>, tensor<2x5xf32>) {
+  %l, %da, %db = recast.value_and_grad @concat_loss(%a, %b) {wrt = array<i64: 0, 1>}
+      : (tensor<2x3xf32>, tensor<2x5xf32>) -> (tensor<f32>, tensor<2x3xf32>, tensor<2x5xf32>)
+  return %l, %da, %db : tensor<f32>, tensor<2x3xf32>, tensor<2x5xf32>
+}
