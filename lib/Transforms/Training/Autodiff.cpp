@@ -144,7 +144,8 @@ private:
   Value extractSlice(RankedTensorType type, Value source,
                      ArrayRef<OpFoldResult> offsets,
                      ArrayRef<OpFoldResult> sizes,
-                     ArrayRef<OpFoldResult> strides);
+                     ArrayRef<OpFoldResult> strides,
+                     bool copyIfStrided = false);
   Value addTensors(Value lhs, Value rhs);
   void addAdjoint(Value value, Value contribution);
   LogicalResult differentiateWindowInput(linalg::LinalgOp linalgOp,
@@ -604,15 +605,44 @@ ReverseModeBuilder::unpaddedRegion(Value input, const Window &window,
       SpatialRegion{low[hDim], low[wDim], source[hDim], source[wDim]}};
 }
 
+/// Whether the slice of a `source`-shaped tensor at `offsets`, `sizes` and
+/// `strides` is one run of its row-major elements.
+static bool isContiguousSlice(ArrayRef<int64_t> source,
+                              ArrayRef<OpFoldResult> sizes,
+                              ArrayRef<OpFoldResult> strides) {
+  std::optional<SmallVector<int64_t>> staticSizes = getConstantIntValues(sizes);
+  std::optional<SmallVector<int64_t>> staticStrides =
+      getConstantIntValues(strides);
+  if (!staticSizes || !staticStrides ||
+      llvm::any_of(*staticStrides, [](int64_t s) { return s != 1; }))
+    return false;
+  // Inside the outermost dimension that is not whole, every dimension is
+  // whole; outside it, every one is a single index.
+  size_t rank = source.size(), partial = 0;
+  while (partial < rank && (*staticSizes)[partial] == 1)
+    ++partial;
+  for (size_t dim = partial + 1; dim < rank; ++dim)
+    if ((*staticSizes)[dim] != source[dim])
+      return false;
+  return true;
+}
+
 /// The slice of `source`, read past the insert_slices into it that write
 /// elsewhere: the gradient of a concatenation's first input is a slice of
 /// dy, not of dy with zeros written over the other inputs' channels (which
-/// would then be computed and kept alive for nothing).
+/// would then be computed and kept alive for nothing). Such a slice that is
+/// not contiguous (a channel slice in NHWC), and any with `copyIfStrided`
+/// (an input of a concatenation written as insert_slices), is copied, as
+/// bufferization copied slices of the tensors written into: a convolution
+/// or GEMM reads it as a plain buffer, and the copy is an op that the
+/// memory report, remat and the memory plan all count.
 Value ReverseModeBuilder::extractSlice(RankedTensorType type, Value source,
                                        ArrayRef<OpFoldResult> offsets,
                                        ArrayRef<OpFoldResult> sizes,
-                                       ArrayRef<OpFoldResult> strides) {
+                                       ArrayRef<OpFoldResult> strides,
+                                       bool copyIfStrided) {
   HyperrectangularSlice slice(offsets, sizes, strides);
+  Value written = source;
   while (auto insert = source.getDefiningOp<tensor::InsertSliceOp>()) {
     FailureOr<bool> overlaps = ValueBoundsConstraintSet::areOverlappingSlices(
         builder.getContext(), slice, HyperrectangularSlice(insert));
@@ -620,7 +650,14 @@ Value ReverseModeBuilder::extractSlice(RankedTensorType type, Value source,
       break;
     source = insert.getDest();
   }
-  return create<tensor::ExtractSliceOp>(type, source, offsets, sizes, strides);
+  Value extracted =
+      create<tensor::ExtractSliceOp>(type, source, offsets, sizes, strides);
+  if ((source == written && !copyIfStrided) ||
+      isContiguousSlice(cast<RankedTensorType>(source.getType()).getShape(),
+                        sizes, strides))
+    return extracted;
+  Value empty = create<tensor::EmptyOp>(type.getShape(), type.getElementType());
+  return create<linalg::CopyOp>(extracted, empty).getResult(0);
 }
 
 /// `tensor` with its elements converted to `element` (itself if they are
@@ -842,8 +879,8 @@ LogicalResult ReverseModeBuilder::differentiate(Operation *forwardOp) {
       addAdjoint(insert.getSource(),
                  extractSlice(cast<RankedTensorType>(insert.getSourceType()),
                               dy, insert.getMixedOffsets(),
-                              insert.getMixedSizes(),
-                              insert.getMixedStrides()));
+                              insert.getMixedSizes(), insert.getMixedStrides(),
+                              /*copyIfStrided=*/true));
     if (sourceIfActive(insert.getDest()))
       addAdjoint(insert.getDest(),
                  create<tensor::InsertSliceOp>(
