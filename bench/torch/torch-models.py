@@ -8,8 +8,7 @@ PyTorch; below 1 is faster), with recast's compile time beside it.
 
 The models are those of python/tests/test_torch.py (MLP, GPT-2-style
 decoder, TransformerEncoderLayer, CNN, torchvision ResNet-18 in training
-mode; with --models gpt2-small, the GPT-2-style decoder at GPT-2 small's
-size, one sequence of 1024 tokens), SGD; fp32, and bf16 (recast's mixed_precision="bf16" next to
+mode), SGD; fp32, and bf16 (recast's mixed_precision="bf16" next to
 torch.autocast(bfloat16)). Each thread count runs in a process of its own,
 with OpenBLAS's and PyTorch's thread counts set before either loads.
 recast's time is Program.step's, which copies the arguments in and the
@@ -66,13 +65,6 @@ def measure(models, steps, threads, precisions, compile_baseline):
         return (torch.randint(0, 64, (2, 16), generator=g),), \
             torch.randint(0, 64, (2, 16), generator=g)
 
-    def gpt2_small():
-        # GPT-2 small's published size: vocabulary 50257, 1024 positions,
-        # d 768, 12 heads, 12 layers; one sequence of 1024 tokens.
-        g = torch.Generator().manual_seed(2)
-        return (torch.randint(0, 50257, (1, 1024), generator=g),), \
-            torch.randint(0, 50257, (1, 1024), generator=g)
-
     def encoder():
         g = torch.Generator().manual_seed(3)
         return (torch.randn(2, 16, 32, generator=g),), \
@@ -86,9 +78,6 @@ def measure(models, steps, threads, precisions, compile_baseline):
     cases = {
         "mlp": (zoo.make_mlp, batch_mlp, F.cross_entropy),
         "gpt": (zoo.GPT, gpt, zoo.lm_loss),
-        "gpt2-small": (lambda: zoo.GPT(vocab=50257, seq=1024, d=768,
-                                       heads=12, layers=12),
-                       gpt2_small, zoo.lm_loss),
         "encoder": (zoo.Encoder, encoder, F.mse_loss),
         "cnn": (zoo.make_cnn, lambda: images(16), F.cross_entropy),
         "resnet18": (lambda: torchvision.models.resnet18(num_classes=10)
