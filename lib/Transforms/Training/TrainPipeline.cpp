@@ -224,11 +224,6 @@ void mlir::recast::buildTrainPipeline(OpPassManager &pm,
   // smaller peak.
   if (options.updateInPlace)
     pm.addNestedPass<func::FuncOp>(createRecastUpdateInPlacePass());
-  // Remat solves for the step as it will be compiled: the dead code and
-  // foldable ops the earlier stages leave would otherwise count in the peak
-  // a budget ratio is a fraction of, and the canonicalization after remat
-  // would remove them from the step only.
-  pm.addPass(createCanonicalizerPass());
   // Without a budget the pass only applies recast.checkpoint regions and
   // recast.remat = "recompute" marks; "full" and "selective" name a policy
   // instead of a budget.
